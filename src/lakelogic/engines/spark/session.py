@@ -1,0 +1,129 @@
+"""The Spark session LakeLogic runs on.
+
+When a session is already active (Databricks, spark-submit, a notebook) it is used as is: catalogs and
+Delta support are the cluster's business. Otherwise a local session is built with the embedded Iceberg
+catalog (hadoop type) over the project warehouse. Settings come from configuration (environment
+variables below), never from code paths, so the same contract runs on a cluster unchanged.
+
+Environment:
+  LAKELOGIC_WAREHOUSE       warehouse directory of the embedded Iceberg catalog (default ./.lakelogic/warehouse)
+  LAKELOGIC_CATALOG         name of the default catalog (default ``lakelogic``)
+  LAKELOGIC_SPARK_MASTER    master for the local session (default ``local[*]``)
+  LAKELOGIC_SPARK_CONF      extra ``key=value`` pairs separated by ``;``
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.errors import MissingDependencyError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_CATALOG = "lakelogic"
+
+
+def default_catalog() -> str:
+    return os.environ.get("LAKELOGIC_CATALOG", DEFAULT_CATALOG)
+
+
+def warehouse_dir() -> Path:
+    return Path(os.environ.get("LAKELOGIC_WAREHOUSE", ".lakelogic/warehouse")).resolve()
+
+
+@lru_cache(maxsize=1)
+def iceberg_runtime_jar() -> str:
+    """Path of the Iceberg Spark runtime jar shipped by ``snowpark-connect-deps-iceberg`` (Scala 2.12)."""
+    try:
+        import snowpark_connect_deps_iceberg as pkg
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise MissingDependencyError(
+            "the Iceberg runtime jar is missing",
+            hint="pip install 'lakelogic[spark]' (snowpark-connect-deps-iceberg==1.0.1)",
+        ) from exc
+    jars = Path(pkg.__file__).parent / "jars"
+    found = sorted(jars.glob("iceberg-spark-runtime-3.5_2.12-*.jar"))
+    if not found:  # pragma: no cover
+        raise MissingDependencyError(f"no iceberg-spark-runtime-3.5_2.12 jar under {jars}")
+    return str(found[-1])
+
+
+def _require_java() -> None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise MissingDependencyError(
+            "Java is not installed: Spark needs a Java 17 runtime",
+            hint="install OpenJDK 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME",
+        )
+
+
+def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> dict[str, str]:
+    """Configuration of the embedded local session (also used by the test fixture)."""
+    catalog = default_catalog()
+    conf: dict[str, str] = {
+        "spark.master": master or os.environ.get("LAKELOGIC_SPARK_MASTER", "local[*]"),
+        "spark.app.name": "lakelogic",
+        "spark.jars": iceberg_runtime_jar(),
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        f"spark.sql.catalog.{catalog}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{catalog}.type": "hadoop",
+        f"spark.sql.catalog.{catalog}.warehouse": str(warehouse_dir()),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.sources.partitionOverwriteMode": "dynamic",
+        "spark.scheduler.mode": "FAIR",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.memory": os.environ.get("LAKELOGIC_SPARK_DRIVER_MEMORY", "4g"),
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    }
+    if for_tests:
+        conf.update(
+            {
+                "spark.sql.shuffle.partitions": "2",
+                "spark.default.parallelism": "2",
+                "spark.sql.adaptive.enabled": "false",
+                "spark.driver.memory": "2g",
+                "spark.sql.codegen.wholeStage": "true",
+            }
+        )
+    for pair in filter(None, os.environ.get("LAKELOGIC_SPARK_CONF", "").split(";")):
+        key, _, value = pair.partition("=")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def spark_session(*, master: str | None = None, conf: dict[str, Any] | None = None) -> SparkSession:
+    """Return the active Spark session, or build the embedded local one.
+
+    An active session is returned untouched (its catalogs are the cluster's configuration).
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "pyspark is not installed", hint="pip install 'lakelogic[spark]'"
+        ) from exc
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    _require_java()
+    builder = SparkSession.builder
+    for key, value in {**local_spark_conf(master), **(conf or {})}.items():
+        builder = builder.config(key, str(value))
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def has_native_delta(spark: SparkSession) -> bool:
+    """True when the session can write Delta itself (Databricks, or delta-spark on the classpath)."""
+    conf = spark.conf
+    ext = conf.get("spark.sql.extensions", "") or ""
+    catalog = conf.get("spark.sql.catalog.spark_catalog", "") or ""
+    return "io.delta" in ext or "DeltaCatalog" in catalog or "DATABRICKS_RUNTIME_VERSION" in os.environ

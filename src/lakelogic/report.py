@@ -1,0 +1,182 @@
+"""The run report (SEMANTICS §22): one JSON-serialisable record per contract run.
+
+Shared by the engines (which fill it), the CLI (which renders it), the run log (which stores it) and the
+driver (which gates on it). Pure data: imports nothing but pydantic and ``types``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lakelogic.types import RunStatus
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Counts(_Model):
+    source: int = 0
+    good: int = 0
+    quarantined: int = 0
+    filtered: int = 0
+    deduplicated: int = 0
+    expanded: int = 0
+
+    @property
+    def quarantine_ratio(self) -> float:
+        total = self.good + self.quarantined
+        return self.quarantined / total if total else 0.0
+
+    def reconciles(self) -> bool:
+        """``source + expanded = good + quarantined + filtered`` (SEMANTICS §12)."""
+        return self.source + self.expanded == self.good + self.quarantined + self.filtered
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        data = super().model_dump(**kwargs)
+        data["quarantine_ratio"] = self.quarantine_ratio
+        return data
+
+
+class RuleResult(_Model):
+    name: str
+    category: str
+    severity: str
+    phase: str
+    origin: str
+    sql: str
+    failed: int = 0
+
+
+class DatasetRuleResult(_Model):
+    name: str
+    generated_name: str
+    category: str
+    severity: str
+    passed: bool | None
+    observed: Any = None
+    expected: Any = None
+    sql: str = ""
+
+
+class ErrorBlock(_Model):
+    type: str
+    message: str
+    step: str | None = None
+    traceback: str | None = None
+
+
+class SchemaDrift(_Model):
+    unknown_fields: list[str] = Field(default_factory=list)
+    missing_fields: list[str] = Field(default_factory=list)
+    type_changes: list[dict[str, str]] = Field(default_factory=list)
+    policy: str = "allow"
+
+
+class SourceInfo(_Model):
+    type: str | None = None
+    path: str | None = None
+    files_count: int | None = None
+    files: list[str] = Field(default_factory=list)
+    max_source_mtime: datetime | None = None
+
+
+class WindowInfo(_Model):
+    label: str = "full"
+    start: datetime | None = None
+    end: datetime | None = None
+    reason: str | None = None
+
+
+class WatermarkInfo(_Model):
+    field: str | None = None
+    previous: Any = None
+    current: Any = None
+
+
+class MaterializationInfo(_Model):
+    target: str | None = None
+    format: str | None = None
+    strategy: str | None = None
+    committed: bool = False
+    already_committed: bool = False
+    snapshot: str | None = None
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    versions_closed: int = 0
+    quarantine_target: str | None = None
+    quarantine_rows_written: int = 0
+
+
+class ServiceLevelResult(_Model):
+    objective: str
+    passed: bool | None
+    observed: Any = None
+    threshold: Any = None
+    severity: str = "warning"
+
+
+class NotificationResult(_Model):
+    event: str
+    channel: str
+    delivered: bool
+    error: str | None = None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RunReport(_Model):
+    run_id: str
+    pipeline_run_id: str | None = None
+    contract: str
+    title: str | None = None
+    table_name: str | None = None
+    dataset: str | None = None
+    contract_version: str | None = None
+    layer: str | None = None
+    domain: str | None = None
+    system: str | None = None
+    environment: str | None = None
+    engine: str = "spark"
+    lakelogic_version: str = ""
+    status: RunStatus = RunStatus.SUCCEEDED
+    error: ErrorBlock | None = None
+    started_at: datetime = Field(default_factory=_now)
+    finished_at: datetime | None = None
+    duration_seconds: float | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    counts: Counts = Field(default_factory=Counts)
+    rules: list[RuleResult] = Field(default_factory=list)
+    dataset_rules: list[DatasetRuleResult] = Field(default_factory=list)
+    schema_drift: SchemaDrift = Field(default_factory=SchemaDrift)
+    source: SourceInfo = Field(default_factory=SourceInfo)
+    window: WindowInfo = Field(default_factory=WindowInfo)
+    watermark: WatermarkInfo = Field(default_factory=WatermarkInfo)
+    materialization: MaterializationInfo | None = None
+    service_levels: list[ServiceLevelResult] = Field(default_factory=list)
+    notifications: list[NotificationResult] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def quarantine_ratio(self) -> float:
+        return self.counts.quarantine_ratio
+
+    def failed_dataset_rules(self, severity: str = "error") -> list[DatasetRuleResult]:
+        return [r for r in self.dataset_rules if r.passed is False and r.severity == severity]
+
+    def finish(self, status: RunStatus | None = None) -> None:
+        if status is not None:
+            self.status = status
+        self.finished_at = _now()
+        self.duration_seconds = (self.finished_at - self.started_at).total_seconds()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        data["counts"]["quarantine_ratio"] = self.counts.quarantine_ratio
+        return data

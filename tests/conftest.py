@@ -1,0 +1,36 @@
+"""Shared fixtures: one session-scoped local Spark session for every Spark test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One local Spark (local[2], tiny shuffle, UI off) with the embedded Iceberg catalog."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    os.environ["LAKELOGIC_WAREHOUSE"] = str(warehouse)
+    from lakelogic.engines.spark.session import local_spark_conf
+
+    builder = pyspark_sql.SparkSession.builder
+    for key, value in local_spark_conf("local[2]", for_tests=True).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not (SHARED / "olc").is_dir():
+        pytest.skip(f"../shared is absent ({SHARED}); conformance data is read from there at test time")
+    return SHARED
