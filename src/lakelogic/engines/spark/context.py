@@ -1,0 +1,28 @@
+"""What a Spark step needs besides its input frame."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class SparkRunContext:
+    """Per-run state shared by the executor and the op implementations.
+
+    ``links`` are loaded once per run (name -> DataFrame); ``warnings`` collect report warnings
+    (e.g. ``lookup_duplicate_keys``); ``contract_dir`` resolves relative paths.
+    """
+
+    spark: SparkSession
+    run_id: str
+    as_of: datetime
+    links: dict[str, DataFrame] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    contract_dir: Path | None = None
+    pipeline_run_id: str | None = None
