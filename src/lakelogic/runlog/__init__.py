@@ -1,1 +1,94 @@
-"""runlog."""
+"""Run log: one row per contract run (DRIVER §15.1), pipeline summaries and metrics.
+
+``record_run`` is the one entry point every runner uses (``lakelogic run``, the API with
+``materialize=True``, the driver). The default store is an embedded DuckDB file under the project's
+``.lakelogic/`` folder; see :func:`lakelogic.runlog.store.default_database_path`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lakelogic.report import RunReport
+from lakelogic.runlog.record import RUN_LOG_COLUMNS, row_from_report
+from lakelogic.runlog.store import (
+    DEFAULT_TABLE,
+    SUCCESS_STATUSES,
+    DuckDBRunLogStore,
+    RunLogError,
+    default_database_path,
+    find_project_root,
+)
+
+RunLogStore = DuckDBRunLogStore
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "RUN_LOG_COLUMNS",
+    "SUCCESS_STATUSES",
+    "DuckDBRunLogStore",
+    "RunLogError",
+    "RunLogStore",
+    "default_database_path",
+    "find_project_root",
+    "open_store",
+    "record_run",
+    "row_from_report",
+    "store_for_metadata",
+]
+
+
+def open_store(
+    store: RunLogStore | str | Path | None = None,
+    *,
+    table: str | None = None,
+    backend: str | None = None,
+) -> RunLogStore:
+    """A store from an instance, a database path, or the default location."""
+    if backend not in (None, "duckdb"):
+        raise RunLogError(
+            f"run-log backend {backend!r} is not available yet",
+            hint="use duckdb (the default embedded store)",
+        )
+    if isinstance(store, DuckDBRunLogStore):
+        return store
+    return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
+
+
+def store_for_metadata(metadata: Mapping[str, Any] | None) -> RunLogStore:
+    """The store a contract asks for (``metadata.run_log_backend|database|table``), else the default."""
+    meta = metadata or {}
+    return open_store(
+        meta.get("run_log_database"),
+        table=meta.get("run_log_table"),
+        backend=meta.get("run_log_backend"),
+    )
+
+
+def record_run(
+    report: RunReport,
+    *,
+    entity: str | None = None,
+    skip_reason: str | None = None,
+    upstream_cause: str | None = None,
+    root_cause: str | None = None,
+    store: RunLogStore | str | Path | None = None,
+    **extra: Any,
+) -> None:
+    """Write (upsert by ``run_id``) the run-log row of ``report``.
+
+    ``extra`` sets further driver columns: ``contract_file``, ``backfill_id``, ``run_mode``, ``gated``,
+    ``gate_reason``, ``upstream_warnings``, ``attempts``, ``policy_packs``, ``overrides``, ``approved_by``,
+    ``window_reason``. Unknown names are an error rather than silently lost.
+    """
+    row = row_from_report(
+        report,
+        entity=entity,
+        skip_reason=skip_reason,
+        upstream_cause=upstream_cause,
+        root_cause=root_cause,
+        **extra,
+    )
+    open_store(store).write(row)

@@ -1,0 +1,223 @@
+"""The embedded run-log store: a DuckDB file with one ``run_log`` table (DRIVER §15.1).
+
+Writes are serialised by one process-wide lock per database file and use a fresh connection each, so
+driver worker threads can record concurrently. Another process holding the file is retried for 60 s.
+DuckDB is imported lazily: ``import lakelogic`` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+from lakelogic.errors import LakeLogicError, MissingDependencyError
+from lakelogic.runlog.record import RUN_LOG_COLUMNS, TIMESTAMP_COLUMNS, normalise_row
+
+T = TypeVar("T")
+
+DEFAULT_TABLE = "run_log"
+DEFAULT_FILE = "lakelogic.duckdb"
+SUCCESS_STATUSES = ("succeeded", "partial", "no_new_data")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+
+_locks_guard = threading.Lock()
+_locks: dict[str, threading.RLock] = {}
+
+
+class RunLogError(LakeLogicError):
+    error_type = "run_log"
+
+
+def _lock_for(path: Path) -> threading.RLock:
+    key = str(path.resolve())
+    with _locks_guard:
+        return _locks.setdefault(key, threading.RLock())
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """First ancestor (inclusive) with ``.git``, ``pyproject.toml`` or ``lakelogic.yaml``, else ``start``."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if any((candidate / marker).exists() for marker in (".git", "pyproject.toml", "lakelogic.yaml")):
+            return candidate
+    return here
+
+
+def default_database_path(start: Path | None = None) -> Path:
+    """``$LAKELOGIC_RUNLOG`` (a file), else ``$LAKELOGIC_HOME/lakelogic.duckdb``, else ``.lakelogic/``."""
+    explicit = os.environ.get("LAKELOGIC_RUNLOG")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = os.environ.get("LAKELOGIC_HOME")
+    folder = Path(home).expanduser() if home else find_project_root(start) / ".lakelogic"
+    return folder / DEFAULT_FILE
+
+
+def _is_lock_conflict(exc: BaseException) -> bool:
+    # DuckDB reports another process holding the file as an IOException mentioning the lock.
+    return type(exc).__name__ == "IOException" and "lock" in str(exc).lower()
+
+
+def _import_duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError as exc:  # pragma: no cover - duckdb is a core dependency
+        raise MissingDependencyError("the run log needs duckdb", hint="pip install duckdb") from exc
+    return duckdb
+
+
+def _aware(row: dict[str, Any]) -> dict[str, Any]:
+    for name in TIMESTAMP_COLUMNS:
+        value = row.get(name)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            row[name] = value.replace(tzinfo=UTC)
+    return row
+
+
+class DuckDBRunLogStore:
+    """Run log in a DuckDB file. ``table`` may be ``schema.table`` (the schema is created)."""
+
+    backend = "duckdb"
+
+    def __init__(self, database: str | Path | None = None, table: str = DEFAULT_TABLE) -> None:
+        if not _IDENT.match(table):
+            raise RunLogError(f"invalid run-log table name {table!r}", hint="use name or schema.name")
+        self.path = Path(database).expanduser() if database else default_database_path()
+        self.table = table
+        self._lock = _lock_for(self.path)
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"DuckDBRunLogStore({str(self.path)!r}, table={self.table!r})"
+
+    # --- connections ------------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        duckdb = _import_duckdb()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.path))
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def _with_retry(self, action: Callable[[], T]) -> T:
+        retrying = retry(
+            retry=retry_if_exception(_is_lock_conflict),
+            stop=stop_after_delay(60),
+            wait=wait_random_exponential(multiplier=0.05, max=2),
+            reraise=True,
+        )
+        return retrying(action)()
+
+    def _ensure_table(self, con: Any) -> None:
+        if self._ready:
+            return
+        if "." in self.table:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.table.split('.')[0]}")
+        cols = ", ".join(f"{name} {kind}" for name, kind in RUN_LOG_COLUMNS.items())
+        con.execute(f"CREATE TABLE IF NOT EXISTS {self.table} ({cols})")
+        self._ready = True
+
+    def exists(self) -> bool:
+        """Whether the store file exists (a dry run reads only existing stores and never creates one)."""
+        return self.path.exists()
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """Upsert one row by ``run_id``."""
+        values = normalise_row(row)
+        names = list(values)
+        placeholders = ", ".join("?" for _ in names)
+        sql = f"INSERT OR REPLACE INTO {self.table} ({', '.join(names)}) VALUES ({placeholders})"
+
+        def action() -> None:
+            with self._lock, self._connect() as con:
+                self._ensure_table(con)
+                con.execute(sql, [values[n] for n in names])
+
+        self._with_retry(action)
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def _select(
+        self, where: Sequence[str], params: Sequence[Any], order: str, limit: int | None
+    ) -> list[dict]:
+        if not self.exists():
+            return []
+        sql = f"SELECT * FROM {self.table}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+
+        def action() -> list[dict]:
+            with self._lock, self._connect() as con:
+                self._ensure_table(con)
+                cursor = con.execute(sql, list(params))
+                names = [d[0] for d in cursor.description]
+                return [_aware(dict(zip(names, rec, strict=True))) for rec in cursor.fetchall()]
+
+        return self._with_retry(action)
+
+    def query(
+        self,
+        *,
+        contract: str | None = None,
+        layer: str | None = None,
+        status: str | None = None,
+        pipeline_run_id: str | None = None,
+        last: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows newest first, filtered by any of the given columns."""
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("contract", contract),
+            ("layer", layer),
+            ("status", status),
+            ("pipeline_run_id", pipeline_run_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        return self._select(where, params, "started_at DESC NULLS LAST, run_id DESC", last)
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        rows = self._select(["run_id = ?"], [run_id], "run_id", 1)
+        return rows[0] if rows else None
+
+    def _after_reset(self, contract: str) -> tuple[list[str], list[Any]]:
+        # Rows before the latest reset row are invisible to window and freshness decisions (DRIVER §15.1).
+        where = [
+            "contract = ?",
+            "started_at >= COALESCE((SELECT MAX(started_at) FROM "
+            f"{self.table} WHERE contract = ? AND status = 'reset'), TIMESTAMP '1900-01-01')",
+        ]
+        return where, [contract, contract]
+
+    def last_success(self, contract: str) -> dict[str, Any] | None:
+        """Latest successful, non-reprocess run after the latest reset (the ``last_success`` window start)."""
+        where, params = self._after_reset(contract)
+        statuses = ", ".join(f"'{s}'" for s in SUCCESS_STATUSES)
+        where += [f"status IN ({statuses})", "COALESCE(run_mode, '') <> 'reprocess'"]
+        rows = self._select(where, params, "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1)
+        return rows[0] if rows else None
+
+    def latest_run(self, contract: str) -> dict[str, Any] | None:
+        """Latest non-skipped run after the latest reset (upstream freshness, DRIVER §7)."""
+        where, params = self._after_reset(contract)
+        where.append("status NOT IN ('skipped', 'reset')")
+        rows = self._select(where, params, "started_at DESC NULLS LAST", 1)
+        return rows[0] if rows else None
