@@ -1,0 +1,495 @@
+"""Layer-parallel execution of a contract DAG (DRIVER §4.4, §5, §6, §13).
+
+Layers run one after another; within a layer a thread pool runs every ready node. The contract run
+itself is an injected callable (:data:`ContractRunner`), so scheduling, gating, retries and recording are
+testable without Spark; :mod:`lakelogic.driver.spark_runner` supplies the Spark one. Only the scheduling
+thread touches outcomes and the run log, so no shared mutable state crosses threads.
+"""
+
+from __future__ import annotations
+
+import random
+import time as _time
+import traceback
+import uuid
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from lakelogic.driver.dag import ContractDag
+from lakelogic.driver.gates import (
+    Block,
+    FreshnessPolicy,
+    Outcome,
+    block_from_outcome,
+    check_unscheduled,
+    evaluate_gates,
+    quarantine_threshold,
+)
+from lakelogic.driver.nodes import Node
+from lakelogic.driver.windows import Window, WindowSpec, resolve_window
+from lakelogic.errors import LakeLogicError
+from lakelogic.report import ErrorBlock, RunReport
+from lakelogic.runlog import RunLogStore, record_run
+from lakelogic.types import RunStatus
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a contract runner needs for one attempt."""
+
+    node: Node
+    run_id: str
+    pipeline_run_id: str
+    window: Window
+    as_of: datetime
+    attempt: int = 1
+
+
+ContractRunner = Callable[[RunRequest], RunReport]
+EventSink = Callable[[str, str, Outcome | None], None]  # (node id, state, outcome when finished)
+
+
+@dataclass
+class DriverOptions:
+    max_workers: int = 4
+    fail_fast: bool = False
+    max_quarantine_ratio: float | None = None
+    retries: int = 0
+    retry_backoff: float = 1.0
+    retry_max_delay: float = 60.0
+    timeout_minutes: float | None = None
+    max_consecutive_failures: int = 0
+    window: WindowSpec = field(default_factory=WindowSpec)
+    window_override: Window | None = None  # a backfill window, fixed for every contract
+    environment: str | None = None
+    engine: str = "spark"
+    backfill_id: str | None = None
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass
+class PipelineResult:
+    pipeline_run_id: str
+    as_of: datetime
+    started_at: datetime
+    finished_at: datetime
+    outcomes: dict[str, Outcome]
+    layer_seconds: dict[str, float]
+    windows: dict[str, Window]
+    circuit_open: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        statuses = [o.status for o in self.outcomes.values()]
+        if "failed" in statuses or self.circuit_open:
+            return 1
+        if "awaiting_approval" in statuses:
+            return 3
+        return 0
+
+    @property
+    def status(self) -> str:
+        return {0: "succeeded", 1: "failed", 3: "awaiting_approval"}[self.exit_code]
+
+
+# --- transient errors and retries ---------------------------------------------------------------
+
+_TRANSIENT_MARKERS = (
+    "ExecutorLostFailure",
+    "CommitFailedException",
+    "ConcurrentModification",
+    "Connection reset",
+    "Too Many Requests",
+    " 429",
+    " 503",
+    " 502",
+    "timed out",
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Only transient failures are retried (§13); LakeLogic contract, plan and run-policy errors never."""
+    if isinstance(exc, LakeLogicError) and not isinstance(exc, ConnectionError):
+        return type(exc).__name__ == "CommitConflictError"
+    if isinstance(exc, PermissionError):
+        return False
+    if isinstance(exc, ConnectionError | TimeoutError | OSError):
+        return True
+    return any(marker in str(exc) for marker in _TRANSIENT_MARKERS)
+
+
+def _backoff(options: DriverOptions) -> Callable[[RetryCallState], float]:
+    def wait(state: RetryCallState) -> float:
+        n = state.attempt_number
+        return min(options.retry_max_delay, options.retry_backoff * 2 ** (n - 1)) * random.uniform(0.5, 1.0)
+
+    return wait
+
+
+def _error_type(exc: BaseException) -> str:
+    return getattr(exc, "error_type", None) or type(exc).__name__
+
+
+# --- the pipeline run ---------------------------------------------------------------------------
+
+
+class PipelineRun:
+    """One driver invocation over the selected nodes of a DAG."""
+
+    def __init__(
+        self,
+        dag: ContractDag,
+        runner: ContractRunner,
+        *,
+        selected: set[str] | None = None,
+        options: DriverOptions | None = None,
+        store: RunLogStore | None = None,
+        pipeline_run_id: str | None = None,
+        as_of: datetime | None = None,
+        on_event: EventSink | None = None,
+        cancel: Callable[[str], None] | None = None,
+    ) -> None:
+        self.dag = dag
+        self.runner = runner
+        self.options = options or DriverOptions()
+        self.store = store
+        self.pipeline_run_id = pipeline_run_id or str(uuid.uuid4())
+        self.as_of = as_of or datetime.now(UTC)
+        self.on_event = on_event or (lambda _n, _s, _o: None)
+        self.cancel = cancel
+        chosen = set(dag.nodes) if selected is None else set(selected)
+        # Disabled entries exist for name resolution but are never scheduled (§3).
+        self.scheduled = {n for n in chosen if dag.nodes[n].enabled}
+        self.outcomes: dict[str, Outcome] = {}
+        self.windows: dict[str, Window] = {}
+        self._aborted: str | None = None
+        self._consecutive_failures = 0
+        self._circuit_open = False
+
+    # public --------------------------------------------------------------------------------
+
+    def execute(self) -> PipelineResult:
+        started = datetime.now(UTC)
+        layer_seconds: dict[str, float] = {}
+        for layer in self.dag.layers():
+            ids = [n for n in self.dag.layer_nodes(layer) if n in self.scheduled]
+            if not ids:
+                continue
+            t0 = _time.monotonic()
+            self._run_layer(layer, ids)
+            layer_seconds[layer] = _time.monotonic() - t0
+        return PipelineResult(
+            pipeline_run_id=self.pipeline_run_id,
+            as_of=self.as_of,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            outcomes=self.outcomes,
+            layer_seconds=layer_seconds,
+            windows=self.windows,
+            circuit_open=self._circuit_open,
+        )
+
+    def plan(self) -> list[tuple[str, int, str, Window, Block | None]]:
+        """Dry run (§17): (layer, generation, node id, window, block) without running anything.
+
+        Scheduled upstreams are assumed to succeed; unscheduled ones are checked against the run log.
+        """
+        out: list[tuple[str, int, str, Window, Block | None]] = []
+        for layer in self.dag.layers():
+            ids = [n for n in self.dag.layer_nodes(layer) if n in self.scheduled]
+            for gen_index, gen in enumerate(self.dag.generations(layer, ids)):
+                for node_id in gen:
+                    window = self._window(self.dag.nodes[node_id])
+                    block, _warnings = self._upstream_block(node_id, window)
+                    if block is not None:
+                        self.outcomes[node_id] = Outcome(
+                            node_id, "skipped", skip_reason=block.reason, root_cause=block.root_cause
+                        )
+                    out.append((layer, gen_index, node_id, window, block))
+        return out
+
+    # scheduling ----------------------------------------------------------------------------
+
+    def _order_key(self, node_id: str, gen: dict[str, int]) -> tuple[int, str]:
+        return (gen.get(node_id, 0), node_id)
+
+    def _run_layer(self, layer: str, ids: list[str]) -> None:
+        gen = {n: i for i, g in enumerate(self.dag.generations(layer, ids)) for n in g}
+        pending = sorted(ids, key=lambda n: self._order_key(n, gen))
+        for node_id in pending:
+            self.on_event(node_id, "pending", None)
+        running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]] = {}
+        workers = self.options.max_workers or None  # 0 = number of CPU cores
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lakelogic-{layer}") as pool:
+            while pending or running:
+                progressed = self._start_ready(pending, running, pool)
+                if not running:
+                    if pending and not progressed:  # cannot happen in a DAG; guard against a spin
+                        raise LakeLogicError(f"scheduler stalled in layer {layer}: {', '.join(pending)}")
+                    continue
+                timeout = self._next_timeout(running)
+                done, _ = wait(list(running), timeout=timeout, return_when=FIRST_COMPLETED)
+                for future in done:
+                    node_id, window, t_start, _deadline = running.pop(future)
+                    self._finish(node_id, window, t_start, future)
+                self._expire(running)
+
+    def _start_ready(
+        self,
+        pending: list[str],
+        running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]],
+        pool: ThreadPoolExecutor,
+    ) -> bool:
+        progressed = False
+        for node_id in list(pending):
+            same_layer_ups = [
+                u for u in self.dag.upstreams(node_id) if u in pending or self._is_running(u, running)
+            ]
+            if same_layer_ups:
+                continue
+            pending.remove(node_id)
+            progressed = True
+            node = self.dag.nodes[node_id]
+            if self._aborted or self._circuit_open:
+                reason = "circuit_open" if self._circuit_open else "pipeline_aborted"
+                self._skip(node, Block(reason, "", self._aborted or "", None), self._window(node))
+                continue
+            window = self._window(node)
+            block, warnings = self._upstream_block(node_id, window)
+            if block is not None:
+                self._skip(node, block, window)
+                continue
+            request = RunRequest(node, str(uuid.uuid4()), self.pipeline_run_id, window, self.as_of)
+            self.on_event(node_id, "running", None)
+            future = pool.submit(self._attempts, request)
+            deadline = self._deadline(node)
+            running[future] = (node_id, window, datetime.now(UTC), deadline)
+            self.outcomes[node_id] = Outcome(node_id, "running", warnings=warnings)
+        return progressed
+
+    @staticmethod
+    def _is_running(node_id: str, running: dict[Any, tuple[str, Window, datetime, float | None]]) -> bool:
+        return any(info[0] == node_id for info in running.values())
+
+    def _deadline(self, node: Node) -> float | None:
+        minutes = node.entry.timeout_minutes or self.options.timeout_minutes
+        return _time.monotonic() + minutes * 60 if minutes else None
+
+    @staticmethod
+    def _next_timeout(running: dict[Any, tuple[str, Window, datetime, float | None]]) -> float | None:
+        deadlines = [d for (_n, _w, _t, d) in running.values() if d is not None]
+        return max(0.0, min(deadlines) - _time.monotonic()) if deadlines else None
+
+    def _expire(
+        self, running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]]
+    ) -> None:
+        now = _time.monotonic()
+        for future, (node_id, window, t_start, deadline) in list(running.items()):
+            if deadline is not None and now >= deadline:
+                running.pop(future)
+                if self.cancel is not None:
+                    self.cancel(node_id)  # cancels the node's Spark job group
+                future.cancel()
+                node = self.dag.nodes[node_id]
+                report = self._synthetic_report(node, window, RunStatus.FAILED, t_start)
+                report.error = ErrorBlock(type="timeout", message=f"{node_id} exceeded its timeout")
+                self._complete(node, window, report, attempts=1)
+
+    # one node ------------------------------------------------------------------------------
+
+    def _attempts(self, request: RunRequest) -> tuple[RunReport, int]:
+        """Run with retries of transient errors; runs in a worker thread."""
+        retries = request.node.entry.retries
+        attempts = 1 + (self.options.retries if retries is None else retries)
+        counter = {"n": 0}
+
+        def once() -> RunReport:
+            counter["n"] += 1
+            attempt = RunRequest(
+                request.node,
+                request.run_id,
+                request.pipeline_run_id,
+                request.window,
+                request.as_of,
+                counter["n"],
+            )
+            return self.runner(attempt)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(attempts),
+            wait=_backoff(self.options),
+            retry=retry_if_exception(is_transient),
+            reraise=True,
+        )
+        try:
+            report = retrying(once)
+        except Exception as exc:  # noqa: BLE001 - converted into a failed report, never swallowed
+            report = self._synthetic_report(request.node, request.window, RunStatus.FAILED, datetime.now(UTC))
+            report.run_id = request.run_id
+            report.error = ErrorBlock(
+                type=_error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
+            )
+        return report, counter["n"]
+
+    def _finish(
+        self, node_id: str, window: Window, t_start: datetime, future: Future[tuple[RunReport, int]]
+    ) -> None:
+        report, attempts = future.result()
+        self._complete(self.dag.nodes[node_id], window, report, attempts=attempts, started=t_start)
+
+    def _complete(
+        self, node: Node, window: Window, report: RunReport, *, attempts: int, started: datetime | None = None
+    ) -> None:
+        if report.finished_at is None:
+            report.finish()
+        status = str(report.status)
+        outcome = self.outcomes.get(node.id) or Outcome(node.id, status)
+        outcome.status = status
+        outcome.report = report
+        outcome.attempts = attempts
+        outcome.started_at = started or report.started_at
+        outcome.finished_at = datetime.now(UTC)
+        if report.error is not None:
+            outcome.error = f"{report.error.type}: {report.error.message}"
+        if status in ("succeeded", "partial", "no_new_data"):
+            threshold = quarantine_threshold(
+                self.options.max_quarantine_ratio,
+                node.entry.max_quarantine_ratio,
+                node.metadata.get("max_quarantine_ratio"),
+            )
+            reason = evaluate_gates(report, threshold)
+            outcome.gated = reason is not None
+            outcome.gate_reason = reason
+        self.outcomes[node.id] = outcome
+        self._after_outcome(outcome)
+        self._record(node, window, outcome)
+        self.on_event(node.id, status, outcome)
+
+    def _after_outcome(self, outcome: Outcome) -> None:
+        if outcome.status == "failed":
+            self._consecutive_failures += 1
+            if self.options.fail_fast and not self._aborted:
+                self._aborted = outcome.node_id
+            limit = self.options.max_consecutive_failures
+            if limit and self._consecutive_failures >= limit:
+                self._circuit_open = True
+                self._aborted = self._aborted or outcome.node_id
+        elif outcome.status != "skipped":
+            self._consecutive_failures = 0
+
+    def _skip(self, node: Node, block: Block, window: Window) -> None:
+        now = datetime.now(UTC)
+        report = self._synthetic_report(node, window, RunStatus.SKIPPED, now)
+        message = f"skipped: {block.describe()}" if block.root_cause else f"skipped: {block.reason}"
+        report.warnings.append(message)
+        outcome = Outcome(
+            node.id,
+            "skipped",
+            report=report,
+            skip_reason=block.reason,
+            skip_detail=block.detail,
+            upstream_cause=block.upstream_cause or None,
+            root_cause=block.root_cause or None,
+            started_at=now,
+            finished_at=now,
+            error=message,
+        )
+        self.outcomes[node.id] = outcome
+        self._record(node, window, outcome)
+        self.on_event(node.id, "skipped", outcome)
+
+    # decisions -----------------------------------------------------------------------------
+
+    def _window(self, node: Node) -> Window:
+        if node.id not in self.windows:
+            if self.options.window_override is not None:
+                self.windows[node.id] = self.options.window_override
+            else:
+                self.windows[node.id] = resolve_window(
+                    self.options.window, node.name, as_of=self.as_of, store=self.store
+                )
+        return self.windows[node.id]
+
+    def _upstream_block(self, node_id: str, window: Window) -> tuple[Block | None, list[str]]:
+        node = self.dag.nodes[node_id]
+        meta = node.metadata
+        warnings: list[str] = []
+        for up in self.dag.upstreams(node_id):
+            if up in self.outcomes:
+                block = block_from_outcome(self.outcomes[up])
+                if block is not None:
+                    return block, warnings
+                continue
+            if up in self.scheduled:
+                continue  # dry run: a scheduled upstream is assumed to succeed
+            policy = FreshnessPolicy(
+                strict=str(meta.get("upstream_policy") or "strict") != "warn",
+                grace_hours=meta.get("upstream_grace_hours"),
+                critical=self.dag.edge(up, node_id).critical and self.dag.nodes[up].entry.critical,
+            )
+            start = window.start if window.label != "full" else None
+            block, warning = check_unscheduled(
+                up, self.dag.nodes[up].name, store=self.store, window_start=start, policy=policy
+            )
+            if warning:
+                warnings.append(warning)
+            if block is not None:
+                return block, warnings
+        return None, warnings
+
+    # records -------------------------------------------------------------------------------
+
+    def _synthetic_report(
+        self, node: Node, window: Window, status: RunStatus, started: datetime
+    ) -> RunReport:
+        info = node.data.get("info") or {}
+        report = RunReport(
+            run_id=str(uuid.uuid4()),
+            pipeline_run_id=self.pipeline_run_id,
+            contract=node.name,
+            title=info.get("title"),
+            table_name=node.table_name,
+            contract_version=info.get("version"),
+            layer=node.layer,
+            domain=node.domain,
+            system=node.system,
+            environment=self.options.environment,
+            engine=self.options.engine,
+            status=status,
+            started_at=started,
+        )
+        report.window.label = window.label
+        report.window.start = window.start
+        report.window.end = window.end
+        report.window.reason = window.reason
+        report.finish()
+        return report
+
+    def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
+        if self.store is None or outcome.report is None:
+            return
+        report = outcome.report
+        if report.pipeline_run_id is None:
+            report.pipeline_run_id = self.pipeline_run_id
+        record_run(
+            report,
+            entity=node.entity,
+            skip_reason=outcome.skip_reason,
+            upstream_cause=outcome.upstream_cause,
+            root_cause=outcome.root_cause,
+            store=self.store,
+            contract_file=str(node.contract_file),
+            backfill_id=self.options.backfill_id,
+            run_mode=window.run_mode,
+            gated=outcome.gated,
+            gate_reason=outcome.gate_reason or (outcome.skip_detail if outcome.skip_reason else None),
+            upstream_warnings=outcome.warnings or None,
+            attempts=outcome.attempts,
+            overrides=list(self.options.overrides) or None,
+            window_reason=window.reason,
+        )

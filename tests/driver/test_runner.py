@@ -1,0 +1,212 @@
+"""Scheduling, gates, skip propagation, retries, concurrency and recording with a fake runner (no Spark)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from lakelogic.driver.dag import build_dag
+from lakelogic.driver.runner import DriverOptions, PipelineRun
+from lakelogic.driver.windows import WindowSpec
+from lakelogic.errors import PlanError
+from lakelogic.runlog import DuckDBRunLogStore
+from tests.driver.helpers import FakeRunner, dataset_rule_fails, node, ok, quarantines, raises
+
+AS_OF = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def mesh() -> list:
+    """bronze a,b -> silver sa (from a), sb (from b) -> gold dim (sa), fact (sa, sb), other (sb)."""
+    return [
+        node("a", "bronze"),
+        node("b", "bronze"),
+        node("sa", "silver", upstream=("a",)),
+        node("sb", "silver", upstream=("b",)),
+        node("gold_dim_x", "gold", upstream=("sa",)),
+        node("gold_fact_y", "gold", upstream=("sb",)),
+        node("report_z", "gold", upstream=("sb",)),
+    ]
+
+
+def run(nodes, runner, store=None, **opts):
+    dag = build_dag(nodes)
+    pr = PipelineRun(
+        dag, runner, options=DriverOptions(**opts), store=store, pipeline_run_id="p1", as_of=AS_OF
+    )
+    return pr.execute()
+
+
+def test_all_succeed_in_layer_order() -> None:
+    fake = FakeRunner()
+    result = run(mesh(), fake)
+    assert result.exit_code == 0
+    order = fake.ran()
+    assert {o.status for o in result.outcomes.values()} == {"succeeded"}
+    assert max(order.index("bronze.a"), order.index("bronze.b")) < min(
+        order.index("silver.sa"), order.index("silver.sb")
+    )
+    assert order.index("gold.gold_dim_x") < order.index("gold.gold_fact_y")  # dims before facts
+
+
+def test_dataset_rule_error_gates_exactly_the_dependents(tmp_path: Path) -> None:
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    fake = FakeRunner({"sb": dataset_rule_fails("id_unique")})
+    result = run(mesh(), fake, store=store)
+    out = result.outcomes
+    assert out["silver.sb"].status == "partial" and out["silver.sb"].gated
+    assert out["silver.sb"].gate_reason == "dataset_rule:id_unique"
+    for skipped in ("gold.gold_fact_y", "gold.report_z"):
+        assert out[skipped].status == "skipped"
+        assert out[skipped].skip_reason == "upstream_gated"
+        assert out[skipped].root_cause == "silver.sb"
+    assert out["gold.gold_dim_x"].status == "succeeded"
+    assert "gold.gold_fact_y" not in fake.ran()
+    assert result.exit_code == 0  # gates are not failures
+    rows = {r["contract"]: r for r in store.query(pipeline_run_id="p1")}
+    assert len(rows) == 7
+    assert rows["report_z"]["skip_reason"] == "upstream_gated"
+    assert rows["report_z"]["gate_reason"] == "dataset_rule:id_unique"
+    assert rows["sb"]["gated"] is True and rows["sb"]["dataset_rules_failed"] == 1
+
+
+def test_warning_dataset_rule_never_gates() -> None:
+    result = run(mesh(), FakeRunner({"sb": dataset_rule_fails("soft", severity="warning")}))
+    assert all(o.status == "succeeded" for o in result.outcomes.values())
+
+
+def test_quarantine_ratio_threshold_chain() -> None:
+    nodes = mesh()
+    # 40% quarantined: below the 0.5 default -> continues
+    assert run(nodes, FakeRunner({"sa": quarantines(6, 4)})).outcomes["gold.gold_dim_x"].status == "succeeded"
+    # CLI threshold 0.3 -> gated with detail
+    res = run(mesh(), FakeRunner({"sa": quarantines(6, 4)}), max_quarantine_ratio=30)  # percent form
+    assert res.outcomes["silver.sa"].gate_reason == "quarantine_ratio:0.4>0.3"
+    assert res.outcomes["gold.gold_dim_x"].skip_reason == "upstream_gated"
+    # entry threshold beats metadata
+    nodes2 = [
+        node("a", "bronze", max_quarantine_ratio=0.1, metadata={"max_quarantine_ratio": 0.9}),
+        node("s", "silver", upstream=("a",)),
+    ]
+    res2 = run(nodes2, FakeRunner({"a": quarantines(8, 2)}))
+    assert res2.outcomes["silver.s"].skip_reason == "upstream_gated"
+
+
+def test_failure_skips_transitively_with_root_cause() -> None:
+    result = run(mesh(), FakeRunner({"b": raises(PlanError("bad sql"))}))
+    out = result.outcomes
+    assert out["bronze.b"].status == "failed"
+    assert out["bronze.b"].report is not None and out["bronze.b"].report.error.type == "plan"
+    assert out["silver.sb"].skip_reason == "upstream_failed"
+    assert out["gold.gold_fact_y"].skip_reason == "upstream_skipped"
+    assert out["gold.gold_fact_y"].upstream_cause == "silver.sb"
+    assert out["gold.gold_fact_y"].root_cause == "bronze.b"
+    assert out["silver.sa"].status == "succeeded" and out["gold.gold_dim_x"].status == "succeeded"
+    assert result.exit_code == 1
+
+
+def test_fail_fast_stops_new_work() -> None:
+    nodes = [node("a", "bronze"), node("b", "silver"), node("c", "gold")]
+    result = run(nodes, FakeRunner({"a": raises(RuntimeError("boom"))}), fail_fast=True)
+    assert result.outcomes["silver.b"].skip_reason == "pipeline_aborted"
+    assert result.outcomes["gold.c"].skip_reason == "pipeline_aborted"
+
+
+def test_circuit_breaker() -> None:
+    nodes = [node("a", "bronze"), node("b", "bronze"), node("c", "silver")]
+    boom = raises(RuntimeError("boom"))
+    result = run(nodes, FakeRunner({"a": boom, "b": boom}), max_consecutive_failures=2, max_workers=1)
+    assert result.outcomes["silver.c"].skip_reason == "circuit_open"
+    assert result.circuit_open and result.exit_code == 1
+
+
+def test_transient_errors_are_retried_and_others_not() -> None:
+    calls = {"n": 0}
+
+    def flaky(request):
+        calls["n"] += 1
+        if calls["n"] < 3:
+            raise ConnectionError("reset by peer")
+        return ok(request)
+
+    result = run([node("a", "bronze")], FakeRunner({"a": flaky}), retries=3, retry_backoff=0.001)
+    assert result.outcomes["bronze.a"].status == "succeeded"
+    assert result.outcomes["bronze.a"].attempts == 3
+    fake = FakeRunner({"a": raises(PlanError("never retried"))})
+    result = run([node("a", "bronze")], fake, retries=3, retry_backoff=0.001)
+    assert len(fake.calls) == 1 and result.outcomes["bronze.a"].status == "failed"
+
+
+def test_independent_nodes_overlap_in_time() -> None:
+    fake = FakeRunner(sleep=0.3)
+    run([node("x", "silver"), node("y", "silver")], fake, max_workers=4)
+    (x0, x1), (y0, y1) = fake.spans["silver.x"], fake.spans["silver.y"]
+    assert x0 < y1 and y0 < x1  # the two runs overlapped
+
+
+def test_dependent_nodes_in_a_layer_do_not_overlap() -> None:
+    fake = FakeRunner(sleep=0.05)
+    run([node("x", "silver"), node("y", "silver", upstream=("x",))], fake)
+    assert fake.spans["silver.x"][1] <= fake.spans["silver.y"][0]
+
+
+def test_disabled_and_unscheduled_upstreams_use_the_run_log(tmp_path: Path) -> None:
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    nodes = [node("a", "bronze"), node("s", "silver", upstream=("a",))]
+    dag = build_dag(nodes)
+    # a is not selected and never ran -> missing_upstream
+    res = PipelineRun(dag, FakeRunner(), selected={"silver.s"}, store=store, as_of=AS_OF).execute()
+    assert res.outcomes["silver.s"].skip_reason == "missing_upstream"
+    # a succeeds in an earlier pipeline run -> s runs with a full window (no previous success of s)
+    PipelineRun(dag, FakeRunner(), selected={"bronze.a"}, store=store).execute()
+    soon = datetime.now(UTC) + timedelta(hours=1)  # after a's (real-clock) finish
+    res = PipelineRun(dag, FakeRunner(), selected={"silver.s"}, store=store, as_of=soon).execute()
+    assert res.outcomes["silver.s"].status == "succeeded"
+    assert res.windows["silver.s"].label == "full"
+    # next run of s is incremental from AS_OF; a's success finished before that start -> stale
+    later = soon + timedelta(days=1)
+    res = PipelineRun(dag, FakeRunner(), selected={"silver.s"}, store=store, as_of=later).execute()
+    assert res.windows["silver.s"].label == "incremental"
+    assert res.outcomes["silver.s"].skip_reason == "stale_upstream"
+
+
+def test_non_critical_upstream_only_warns(tmp_path: Path) -> None:
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    nodes = [node("a", "bronze"), node("s", "silver", entry_upstream=(("a", False),))]
+    res = PipelineRun(build_dag(nodes), FakeRunner(), selected={"silver.s"}, store=store).execute()
+    assert res.outcomes["silver.s"].status == "succeeded"
+    assert res.outcomes["silver.s"].warnings == ["missing_upstream:bronze.a"]
+
+
+def test_windows_last_success_then_incremental(tmp_path: Path) -> None:
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    dag = build_dag([node("a", "bronze")])
+    fake = FakeRunner()
+    PipelineRun(dag, fake, store=store, as_of=AS_OF).execute()
+    PipelineRun(dag, fake, store=store, as_of=AS_OF + timedelta(hours=1)).execute()
+    assert fake.calls[0].window.label == "full" and fake.calls[0].window.reason == "no_previous_success"
+    assert fake.calls[1].window.label == "incremental"
+    assert fake.calls[1].window.start == AS_OF
+    assert fake.calls[1].window.end == AS_OF + timedelta(hours=1)
+
+
+def test_dry_run_runs_nothing_and_writes_nothing(tmp_path: Path) -> None:
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    fake = FakeRunner()
+    dag = build_dag(mesh())
+    plan = PipelineRun(
+        dag, fake, store=store, options=DriverOptions(window=WindowSpec("yesterday")), as_of=AS_OF
+    ).plan()
+    assert fake.calls == [] and not store.exists()
+    assert [p[2] for p in plan][:2] == ["bronze.a", "bronze.b"]
+    assert all(p[4] is None for p in plan)
+    assert plan[0][3].start == AS_OF - timedelta(days=1)
+
+
+@pytest.mark.parametrize("mode", ["range", "reprocess"])
+def test_range_windows_need_dates(mode: str) -> None:
+    from lakelogic.errors import RegistryError
+
+    with pytest.raises(RegistryError):
+        WindowSpec(mode)
