@@ -1,0 +1,141 @@
+"""The Python API: ``DataProcessor(contract).run(source) -> RunResult`` (SEMANTICS §22).
+
+One call runs one contract: load and compile the contract, execute the plan on Spark (single scan,
+counts from observations), gate (reconciliation, halts, status), then optionally write Parquet outputs
+and materialize through ``lakelogic.tables``.
+
+Error policy (documented choice): a run is never left half-reported. Every exception is recorded in
+``report.error`` ({type, message, step, traceback}) with status ``failed``. *User* errors (anything
+deriving from :class:`~lakelogic.errors.LakeLogicError`: bad contract, missing columns, empty source,
+halts, commit failures) are returned as a failed :class:`RunResult` so pipelines can inspect the
+report; *programming* errors (any other exception: bugs, Py4J crashes) are recorded and re-raised.
+Contract loading/compilation errors are raised as :class:`~lakelogic.errors.ContractError` /
+:class:`~lakelogic.errors.PlanError` from the constructor, because there is no run to report yet.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.report import RunReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakelogic.contract.models import Contract
+    from lakelogic.plan.steps import Plan
+
+
+@dataclass
+class RunResult:
+    """Outcome of one run: the good frame, the quarantine frame and the report.
+
+    ``good``/``bad`` are Spark DataFrames (``None`` when the run failed before producing them).
+    Unpacks as ``good, bad = result``.
+    """
+
+    good: DataFrame | None
+    bad: DataFrame | None
+    report: RunReport
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[DataFrame | None]:
+        yield self.good
+        yield self.bad
+
+    @property
+    def status(self) -> str:
+        return str(self.report.status)
+
+    @property
+    def ok(self) -> bool:
+        return self.report.status != "failed"
+
+
+class DataProcessor:
+    """Runs one contract on Spark.
+
+    ``contract``: a path to a contract YAML, a mapping (the parsed YAML) or a loaded ``Contract``.
+    ``overrides``: ``{"dotted.path": value}`` applied at load time (same as ``--set``).
+    """
+
+    def __init__(
+        self,
+        contract: str | Path | Mapping[str, Any] | Contract,
+        engine: str = "spark",
+        spark: SparkSession | None = None,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> None:
+        if engine != "spark":
+            from lakelogic.errors import UnsupportedError
+
+            raise UnsupportedError(f"engine {engine!r} is not available; this build runs on 'spark'")
+        self.engine = engine
+        self._spark = spark
+        self.contract = _load(contract, overrides)
+        self._plan: Plan | None = None
+
+    @property
+    def plan(self) -> Plan:
+        """The compiled plan (compiled once, on first use)."""
+        if self._plan is None:
+            from lakelogic.plan.compiler import compile_contract
+
+            self._plan = compile_contract(self.contract, engine=self.engine)
+        return self._plan
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from lakelogic.engines.spark.session import spark_session
+
+            self._spark = spark_session()
+        return self._spark
+
+    def run(
+        self,
+        source: DataFrame | str | Path | None = None,
+        *,
+        materialize: bool = False,
+        target: str | None = None,
+        output_good: str | Path | None = None,
+        output_bad: str | Path | None = None,
+        run_id: str | None = None,
+        pipeline_run_id: str | None = None,
+        window: Any = None,
+    ) -> RunResult:
+        """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``)."""
+        from lakelogic.engines.spark.runner import RunRequest, run_contract
+
+        request = RunRequest(
+            source=source,
+            materialize=materialize,
+            target=target,
+            output_good=str(output_good) if output_good is not None else None,
+            output_bad=str(output_bad) if output_bad is not None else None,
+            run_id=run_id or str(uuid.uuid4()),
+            pipeline_run_id=pipeline_run_id,
+            window=window,
+        )
+        outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
+        return RunResult(outcome.good, outcome.bad, outcome.report)
+
+
+def _load(
+    contract: str | Path | Mapping[str, Any] | Contract, overrides: Mapping[str, Any] | None
+) -> Contract:
+    from lakelogic.contract.loader import load_contract
+
+    if isinstance(contract, str | Path | Mapping):
+        return load_contract(contract if not isinstance(contract, Mapping) else dict(contract),
+                             overrides=dict(overrides) if overrides else None)  # fmt: skip
+    if overrides:
+        # A loaded contract is re-validated with the overrides applied to its YAML form.
+        data = contract.model_dump(by_alias=True, exclude_none=True)
+        return load_contract(data, overrides=dict(overrides))
+    return contract

@@ -1,0 +1,308 @@
+"""Strict casting (SEMANTICS §5.3) as pure Spark SQL expressions.
+
+Every cast is rendered as one SQL expression that yields the converted value, or NULL when the value is
+not representable in the target type. A *cast failure* is then "the raw value counts as present, the
+converted value is NULL" (:func:`cast_failed_sql`); empty or whitespace-only text is NULL for non-string
+targets, never a failure. No Python UDFs: everything stays inside Spark's code generation.
+
+Spark's own ``CAST`` is too lenient for the contract (``'3.5'`` -> ``3``, long -> int wraps around), so
+each source/target pair gets an explicit, checked expression built from ``try_cast``, ``try_to_timestamp``
+and range/integrality guards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    NullType,
+    ShortType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from lakelogic.plan.sqlutil import sql_string
+from lakelogic.types import LogicalType
+
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+_FRACTIONAL = (FloatType, DoubleType)
+_INT_BOUNDS = {
+    "integer": ("-2147483648", "2147483647"),
+    "bigint": ("-9223372036854775808", "9223372036854775807"),
+}
+_INT_WIDTH = {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}
+_FLOAT_MAX = "3.4028234663852886E38"
+_WHITESPACE = "' \\t\\n\\r\\f'"  # ASCII whitespace stripped before parsing text
+_ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_BASIC_DATE = "^[0-9]{8}$"
+_ISO_TIMESTAMP = (
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    "([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)?"
+    "[ ]?(Z|UTC|[+-][0-9]{2}(:?[0-9]{2})?)?$"
+)
+_BOOL_TRUE = ("true", "t", "yes", "y", "1")
+_BOOL_FALSE = ("false", "f", "no", "n", "0")
+
+
+@dataclass(frozen=True)
+class CastFormats:
+    """Extra text formats tried after the ISO forms (``options.date_formats`` / ``timestamp_formats``)."""
+
+    date_formats: tuple[str, ...] = ()
+    timestamp_formats: tuple[str, ...] = ()
+
+
+def _trimmed(x: str) -> str:
+    return f"trim(BOTH {_WHITESPACE} FROM {x})"
+
+
+def _is_blank_text(x: str) -> str:
+    return f"({_trimmed(x)} = '')"
+
+
+def strict_cast_sql(
+    x: str, source: DataType, target: LogicalType, formats: CastFormats | None = None, *, depth: int = 0
+) -> str:
+    """SQL for ``x`` (of Spark type ``source``) converted to ``target``; NULL when not representable.
+
+    Blank text for a non-string target is NULL too; callers tell the two apart with :func:`cast_failed_sql`.
+    """
+    formats = formats or CastFormats()
+    if isinstance(source, NullType):
+        return f"CAST(NULL AS {target.spark_sql()})"
+    kind = target.kind
+    if kind == "string":
+        return _to_string(x, source)
+    if kind == "json":
+        return _to_json_text(x, source)
+    if kind in ("integer", "bigint"):
+        value = _to_integer(x, source, kind)
+    elif kind in ("float", "double"):
+        value = _to_floating(x, source, kind)
+    elif kind == "decimal":
+        value = _to_decimal(x, source, target)
+    elif kind == "boolean":
+        value = _to_boolean(x, source)
+    elif kind == "date":
+        value = _to_date(x, source, formats)
+    elif kind in ("timestamp", "timestamp_ntz"):
+        value = _to_timestamp(x, source, formats, ntz=kind == "timestamp_ntz")
+    elif kind == "binary":
+        value = _to_binary(x, source)
+    elif kind == "array":
+        value = _to_array(x, source, target, formats, depth)
+    else:  # pragma: no cover - parse_type only yields the kinds above
+        raise ValueError(f"unsupported logical type {target}")
+    if isinstance(source, StringType):
+        return f"CASE WHEN {_is_blank_text(x)} THEN NULL ELSE {value} END"
+    return value
+
+
+def cast_failed_sql(raw: str, value: str, source: DataType, target: LogicalType) -> str:
+    """Boolean SQL: TRUE when the raw value is present but its cast (column ``value``) is NULL."""
+    if isinstance(source, NullType) or target.kind == "string":
+        return "false"
+    present = f"{raw} IS NOT NULL"
+    if isinstance(source, StringType):
+        present += f" AND NOT {_is_blank_text(raw)}"
+    return f"({present} AND {value} IS NULL)"
+
+
+def raw_json_sql(raw: str) -> str:
+    """The raw value rendered as JSON text (``"abc"``, ``3.5``, ``[1,2]``) for failure messages."""
+    wrapped = f"to_json(named_struct('v', {raw}))"
+    return f"substring({wrapped}, 6, length({wrapped}) - 6)"
+
+
+def cast_failure_message_sql(field: str, raw: str, target: LogicalType, *, masked: bool = False) -> str:
+    """``Rule failed: <field>_type (cannot cast <raw as JSON> to <type>)`` as a SQL string expression."""
+    shown = "'***'" if masked else raw_json_sql(raw)
+    head = sql_string(f"Rule failed: {field}_type (cannot cast ")
+    return f"concat({head}, {shown}, {sql_string(f' to {target})')})"
+
+
+# --- per-target conversions --------------------------------------------------------------------
+
+
+def _to_string(x: str, source: DataType) -> str:
+    if isinstance(source, StringType):
+        return x
+    if isinstance(source, TimestampType):
+        return f"concat(replace(CAST({x} AS STRING), ' ', 'T'), 'Z')"
+    if isinstance(source, TimestampNTZType):
+        return f"replace(CAST({x} AS STRING), ' ', 'T')"
+    if isinstance(source, ArrayType | StructType | MapType):
+        return f"to_json({x})"
+    return f"CAST({x} AS STRING)"
+
+
+def _to_json_text(x: str, source: DataType) -> str:
+    if isinstance(source, StringType):
+        # get_json_object(.., '$') is NULL for text that is not JSON; the literal `null` is valid JSON.
+        return f"CASE WHEN get_json_object({x}, '$') IS NOT NULL OR {_trimmed(x)} = 'null' THEN {x} END"
+    if isinstance(source, ArrayType | StructType | MapType):
+        return f"to_json({x})"
+    if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType, BooleanType)):
+        return f"CAST({x} AS STRING)"
+    return "CAST(NULL AS STRING)"
+
+
+def _to_integer(x: str, source: DataType, kind: str) -> str:
+    lo, hi = _INT_BOUNDS[kind]
+    spark_type = "INT" if kind == "integer" else "BIGINT"
+    if isinstance(source, _INTEGRAL):
+        width = _INT_WIDTH[type(source)]
+        if kind == "bigint" or width <= 4:
+            return f"CAST({x} AS {spark_type})"
+        return f"CASE WHEN {x} BETWEEN {lo} AND {hi} THEN CAST({x} AS INT) END"
+    if isinstance(source, _FRACTIONAL):
+        # Doubles hold every int exactly; for bigint the upper bound 2^63 itself is excluded.
+        upper = f"{x} <= {hi}" if kind == "integer" else f"{x} < 9.223372036854775807E18"
+        return f"CASE WHEN {x} >= {lo} AND {upper} AND {x} = floor({x}) THEN CAST({x} AS {spark_type}) END"
+    if isinstance(source, DecimalType):
+        return f"CASE WHEN {x} BETWEEN {lo} AND {hi} AND {x} % 1 = 0 THEN CAST({x} AS {spark_type}) END"
+    if isinstance(source, StringType):
+        t = _trimmed(x)
+        if kind == "integer":
+            d = f"try_cast({t} AS DOUBLE)"
+            return f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} = floor({d}) THEN CAST({d} AS INT) END"
+        # bigint: exact decimal parsing (doubles lose integers above 2^53)
+        d = f"try_cast({t} AS DECIMAL(38,18))"
+        return f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} % 1 = 0 THEN CAST({d} AS BIGINT) END"
+    return f"CAST(NULL AS {spark_type})"
+
+
+def _to_floating(x: str, source: DataType, kind: str) -> str:
+    spark_type = "FLOAT" if kind == "float" else "DOUBLE"
+    if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
+        value = x
+    elif isinstance(source, StringType):
+        value = f"try_cast({_trimmed(x)} AS DOUBLE)"
+    else:
+        return f"CAST(NULL AS {spark_type})"
+    if kind == "double" or isinstance(source, (*_INTEGRAL, FloatType)):
+        return f"CAST({value} AS {spark_type})"
+    # A finite double beyond float range would silently become Infinity.
+    return (
+        f"CASE WHEN isnan({value}) OR abs({value}) = double('Infinity') OR abs({value}) <= {_FLOAT_MAX} "
+        f"THEN CAST({value} AS FLOAT) END"
+    )
+
+
+def _to_decimal(x: str, source: DataType, target: LogicalType) -> str:
+    spark_type = target.spark_sql()
+    if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
+        return f"try_cast({x} AS {spark_type})"
+    if isinstance(source, StringType):
+        return f"try_cast({_trimmed(x)} AS {spark_type})"
+    return f"CAST(NULL AS {spark_type})"
+
+
+def _to_boolean(x: str, source: DataType) -> str:
+    if isinstance(source, BooleanType):
+        return x
+    if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
+        return f"CASE WHEN {x} = 1 THEN true WHEN {x} = 0 THEN false END"
+    if isinstance(source, StringType):
+        low = f"lower({_trimmed(x)})"
+        trues = ", ".join(sql_string(v) for v in _BOOL_TRUE)
+        falses = ", ".join(sql_string(v) for v in _BOOL_FALSE)
+        return f"CASE WHEN {low} IN ({trues}) THEN true WHEN {low} IN ({falses}) THEN false END"
+    return "CAST(NULL AS BOOLEAN)"
+
+
+def _java_pattern(fmt: str) -> str:
+    """Accept strftime-style formats (``%Y-%m-%d``) as well as Spark datetime patterns."""
+    if "%" not in fmt:
+        return fmt
+    table = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS",
+             "%y": "yy", "%b": "MMM", "%B": "MMMM", "%p": "a", "%I": "hh", "%z": "Z", "%j": "DDD"}  # fmt: skip
+    out = fmt
+    for key, value in table.items():
+        out = out.replace(key, value)
+    return out
+
+
+def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
+    if isinstance(source, DateType):
+        return x
+    if isinstance(source, TimestampType | TimestampNTZType):
+        return f"CAST({x} AS DATE)"
+    if not isinstance(source, StringType):
+        return "CAST(NULL AS DATE)"
+    t = _trimmed(x)
+    options = [
+        f"CASE WHEN {t} RLIKE {sql_string(_ISO_DATE)} THEN CAST(try_to_timestamp({t}, 'yyyy-MM-dd') AS DATE) END",
+        f"CASE WHEN {t} RLIKE {sql_string(_BASIC_DATE)} THEN CAST(try_to_timestamp({t}, 'yyyyMMdd') AS DATE) END",
+    ]
+    options += [
+        f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS DATE)" for f in formats.date_formats
+    ]
+    return f"coalesce({', '.join(options)})"
+
+
+def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) -> str:
+    spark_type = "TIMESTAMP_NTZ" if ntz else "TIMESTAMP"
+    if isinstance(source, TimestampType | TimestampNTZType | DateType):
+        return f"CAST({x} AS {spark_type})"
+    if not isinstance(source, StringType):
+        return f"CAST(NULL AS {spark_type})"
+    t = _trimmed(x)
+    iso = f"replace(replace({t}, ',', '.'), 'UTC', 'Z')"
+    options = [f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN try_cast({iso} AS {spark_type}) END"]
+    options += [
+        f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS {spark_type})"
+        for f in formats.timestamp_formats
+    ]
+    return options[0] if len(options) == 1 else f"coalesce({', '.join(options)})"
+
+
+def _to_binary(x: str, source: DataType) -> str:
+    if isinstance(source, BinaryType):
+        return x
+    if isinstance(source, StringType):
+        return f"CAST({x} AS BINARY)"
+    return "CAST(NULL AS BINARY)"
+
+
+def _to_array(x: str, source: DataType, target: LogicalType, formats: CastFormats, depth: int) -> str:
+    element = target.element or LogicalType("string")
+    var = f"__ll_e{depth}"
+    if isinstance(source, ArrayType):
+        array_sql, element_type = x, source.elementType
+    elif isinstance(source, StringType):
+        # JSON-array text: parse elements as text (numbers keep their literal text), then cast each.
+        array_sql, element_type = f"from_json({_trimmed(x)}, 'array<string>')", StringType()
+    else:
+        return f"CAST(NULL AS {target.spark_sql()})"
+    inner = strict_cast_sql(var, element_type, element, formats, depth=depth + 1)
+    bad = cast_failed_sql(var, inner, element_type, element)
+    # A single bad element makes the whole value unrepresentable (never silently dropped).
+    return (
+        f"CASE WHEN exists({array_sql}, {var} -> {bad}) THEN CAST(NULL AS {target.spark_sql()}) "
+        f"ELSE transform({array_sql}, {var} -> {inner}) END"
+    )
+
+
+def spark_type_matches(source: DataType, target: LogicalType) -> bool:
+    """True when a column of ``source`` type already has the model type (no cast needed)."""
+    return source.simpleString().lower() == target.spark_sql().lower().replace(" ", "")
+
+
+def formats_from(date_formats: Sequence[str], timestamp_formats: Sequence[str]) -> CastFormats:
+    return CastFormats(tuple(date_formats), tuple(timestamp_formats))
