@@ -1,0 +1,102 @@
+"""Load a contract: YAML 1.2 → overrides → credential check → ``${ENV}`` → strict models.
+
+Every problem found on the way is collected and raised at once in one :class:`ContractError`
+whose problems name the file, line:column, YAML path, bad value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lakelogic.contract.interpolate import check_credentials, interpolate
+from lakelogic.contract.models import Contract
+from lakelogic.contract.overrides import apply_overrides
+from lakelogic.contract.problems import problems_from_validation
+from lakelogic.contract.yaml_io import Positions, load_yaml
+from lakelogic.errors import ContractError, Problem
+
+__all__ = ["apply_overrides", "load_contract", "load_yaml", "prepare_document", "validate_document"]
+
+
+def load_contract(
+    source: str | Path | Mapping[str, Any],
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Contract:
+    """Load and validate a contract from a file path or an in-memory mapping.
+
+    ``overrides`` are ``--set`` style ``{"dotted.path[0].key": value}`` (string values are parsed
+    as YAML scalars); ``env`` replaces ``os.environ`` for ``${NAME}`` interpolation.
+    """
+    if isinstance(source, Mapping):
+        file_name = "<contract>"
+        data: Any = source
+        positions: Positions = {}
+        source_file: Path | None = None
+    else:
+        source_file = Path(source).resolve()
+        file_name = str(source)
+        data, positions = load_yaml(source_file)
+    doc, problems = _prepare(data, file=file_name, positions=positions, overrides=overrides, env=env)
+    try:
+        contract = validate_document(doc, file=file_name, positions=positions)
+    except ContractError as exc:
+        # Report document-level problems and model problems together; a value that failed
+        # interpolation is reported once, by interpolation.
+        bad_paths = {p.path for p in problems}
+        problems += [p for p in exc.problems if p.path not in bad_paths]
+    if problems:
+        raise ContractError(problems)
+    contract._source_file = source_file
+    return contract
+
+
+def prepare_document(
+    data: Any,
+    *,
+    file: str,
+    positions: Positions,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Apply overrides, check credentials and interpolate ``${…}``; raise on any problem."""
+    doc, problems = _prepare(data, file=file, positions=positions, overrides=overrides, env=env)
+    if problems:
+        raise ContractError(problems)
+    return doc
+
+
+def _prepare(
+    data: Any,
+    *,
+    file: str,
+    positions: Positions,
+    overrides: Mapping[str, Any] | None,
+    env: Mapping[str, str] | None,
+) -> tuple[dict[str, Any], list[Problem]]:
+    if not isinstance(data, Mapping):
+        raise ContractError(
+            Problem(
+                file=file, path="", message="a contract must be a YAML mapping", value=type(data).__name__
+            )
+        )
+    doc: dict[str, Any] = apply_overrides(data, overrides) if overrides else dict(data)
+    problems = check_credentials(doc, file=file, positions=positions)
+    doc, unset = interpolate(doc, os.environ if env is None else env, file=file, positions=positions)
+    return doc, problems + unset
+
+
+def validate_document(data: Mapping[str, Any], *, file: str, positions: Positions) -> Contract:
+    """Validate prepared data into a :class:`Contract`; all problems in one :class:`ContractError`."""
+    try:
+        return Contract.model_validate(data)
+    except ValidationError as exc:
+        raise ContractError(
+            problems_from_validation(exc, Contract, data, file=file, positions=positions)
+        ) from None

@@ -1,0 +1,236 @@
+"""Turn pydantic validation errors into :class:`lakelogic.errors.Problem` (file, line, YAML path,
+bad value, allowed values, did-you-mean)."""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Tag, ValidationError
+from pydantic_core import ErrorDetails
+
+from lakelogic.contract.interpolate import is_credential_key
+from lakelogic.contract.models_base import OLCModel, closest
+from lakelogic.contract.yaml_io import Positions, join_path
+from lakelogic.errors import Problem
+
+# Keys people put in the wrong place, with where they belong (SEMANTICS §1.2).
+_MISPLACED: dict[tuple[str, str], str] = {
+    ("model", "primary_key"): "primary_key is a top-level key: move it to the root of the contract",
+    ("materialization", "primary_key"): "primary_key is a top-level key: move it to the root of the contract",
+    (
+        "field",
+        "primary_key",
+    ): "primary_key is a top-level key listing the key columns: primary_key: [<field>]",
+    ("field", "unique"): "uniqueness is a dataset rule: quality.dataset_rules: [{unique: <field>}]",
+    ("model", "unique"): "uniqueness is a dataset rule: quality.dataset_rules: [{unique: [<cols>]}]",
+}
+
+_VALUE_MAX = 80
+
+
+def problems_from_validation(
+    exc: ValidationError, root: type[BaseModel], data: Any, *, file: str, positions: Positions
+) -> list[Problem]:
+    """One :class:`Problem` per pydantic error, de-duplicated, in document order."""
+    out: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for err in exc.errors(include_url=False):
+        problem = _convert(err, root, data, file=file, positions=positions)
+        if (problem.path, problem.message) in seen:
+            continue
+        seen.add((problem.path, problem.message))
+        out.append(problem)
+    out.sort(key=lambda p: (p.line or 10**9, p.column, p.path))
+    return out
+
+
+def _convert(
+    err: ErrorDetails, root: type[BaseModel], data: Any, *, file: str, positions: Positions
+) -> Problem:
+    loc = tuple(err["loc"])
+    ctx: Mapping[str, Any] = err.get("ctx") or {}
+    kind = err["type"]
+    data_loc = _data_loc(loc, data, keep_last=kind in ("missing", "extra_forbidden"))
+    path = _render(data_loc)
+    if kind == "unknown_op" and "key" in ctx:
+        path = join_path(path, str(ctx["key"]))
+    line, col = _position(path, positions)
+    message = _clean(err["msg"])
+    allowed = _text(ctx.get("allowed"))
+    suggestion = _text(ctx.get("suggestion"))
+    value: str | None = None
+
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        parent = _model_at(root, loc[:-1])
+        message = "unknown key"
+        if parent is not None:
+            keys = _allowed_keys(parent)
+            allowed = ", ".join(keys)
+            suggestion = closest(key, keys)
+            hint = _misplacement_hint(parent, key)
+            if hint:
+                message = f"unknown key; {hint}"
+                suggestion = None
+    elif kind == "missing":
+        message = "required key is missing"
+    elif kind not in ("rule_shape", "op_count"):
+        value = _show_value(err.get("input"), data_loc)
+    if kind == "rule_shape":
+        keys = list(err["input"]) if isinstance(err.get("input"), Mapping) else []
+        options = (allowed or "").split(", ")
+        guesses = [g for g in (closest(str(k), options) for k in keys) if g]
+        suggestion = suggestion or (guesses[0] if guesses else None)
+    return Problem(
+        file=file,
+        path=path,
+        message=message,
+        line=line,
+        column=col,
+        value=value,
+        allowed=allowed,
+        suggestion=suggestion,
+    )
+
+
+def _clean(msg: str) -> str:
+    # pydantic prefixes ValueErrors raised in validators with "Value error, ".
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _data_loc(loc: tuple[Any, ...], data: Any, *, keep_last: bool) -> list[str | int]:
+    """Keep only the loc segments that address real data (drop union tags and type names)."""
+    out: list[str | int] = []
+    node = data
+    for i, seg in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, Mapping) and seg in node:
+            out.append(seg)
+            node = node[seg]
+        elif isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
+            out.append(seg)
+            node = node[seg]
+        elif last and keep_last and isinstance(node, Mapping):
+            out.append(seg)
+    return out
+
+
+def _render(loc: list[str | int]) -> str:
+    path = ""
+    for seg in loc:
+        path = join_path(path, seg)
+    return path
+
+
+def _position(path: str, positions: Positions) -> tuple[int, int]:
+    """Position of ``path`` or of its nearest ancestor that has one."""
+    probe = path
+    while probe:
+        if probe in positions:
+            return positions[probe]
+        cut = max(probe.rfind("."), probe.rfind("["))
+        probe = probe[:cut] if cut > 0 else ""
+    return (0, 0)
+
+
+def _show_value(value: Any, loc: list[str | int]) -> str | None:
+    if value is None or isinstance(value, (Mapping, list)):
+        return None
+    if loc and isinstance(loc[-1], str) and is_credential_key(loc[-1]):
+        return "***"
+    text = repr(value)
+    return text if len(text) <= _VALUE_MAX else text[: _VALUE_MAX - 3] + "..."
+
+
+def _allowed_keys(model: type[BaseModel]) -> list[str]:
+    keys = [f.alias or name for name, f in model.model_fields.items()]
+    if issubclass(model, OLCModel):
+        keys += list(model.KEY_ALIASES)
+    return keys
+
+
+def _misplacement_hint(model: type[BaseModel], key: str) -> str | None:
+    from lakelogic.contract.models_fields import Model, ModelField
+    from lakelogic.contract.models_target import Materialization
+
+    where = {Model: "model", Materialization: "materialization", ModelField: "field"}.get(model)  # type: ignore[call-overload]
+    return _MISPLACED.get((where, key)) if where else None
+
+
+# --- walking the model types along a pydantic loc ------------------------------------------
+
+
+def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that validated the value at ``loc`` (None when it cannot be told)."""
+    current: Any = root
+    for seg in loc:
+        # Segments that match nothing (pydantic's union branch names such as 'str') are skipped.
+        current = _step(current, seg) or current
+    return _as_model(current)
+
+
+def _unwrap(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Strip ``Annotated``; return (type, metadata)."""
+    if typing.get_origin(tp) is typing.Annotated:
+        args = typing.get_args(tp)
+        inner, meta = _unwrap(args[0])
+        return inner, (*args[1:], *meta)
+    return tp, ()
+
+
+def _members(tp: Any) -> list[Any]:
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        return list(typing.get_args(tp))
+    return []
+
+
+def _as_model(tp: Any) -> type[BaseModel] | None:
+    tp, _ = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp
+    models = [m for m in (_as_model(x) for x in _members(tp)) if m is not None]
+    return models[0] if len(models) == 1 else None
+
+
+def _step(tp: Any, seg: Any) -> Any:
+    tp, _ = _unwrap(tp)
+    members = _members(tp)
+    if members:
+        for member in members:  # a union tag selects its member
+            _, meta = _unwrap(member)
+            if any(isinstance(m, Tag) and m.tag == seg for m in meta):
+                return member
+        for member in members:
+            inner, _ = _unwrap(member)
+            if getattr(inner, "__name__", None) == seg:
+                return member
+        for member in members:
+            found = _step(member, seg)
+            if found is not None:
+                return found
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (list, tuple) and isinstance(seg, int):
+        return typing.get_args(tp)[0]
+    if origin is dict and isinstance(seg, str):
+        return typing.get_args(tp)[1]
+    if isinstance(tp, type) and issubclass(tp, BaseModel) and isinstance(seg, str):
+        for name, field in tp.model_fields.items():
+            if seg in (name, field.alias):
+                return (
+                    field.annotation
+                    if not field.metadata
+                    else typing.Annotated[(field.annotation, *field.metadata)]
+                )
+    return None

@@ -1,0 +1,132 @@
+"""YAML 1.2 reading with source positions (SEMANTICS §1.1).
+
+``yes/no/on/off`` stay strings, dates stay strings (no implicit timestamps), duplicate keys are
+an error, exactly one document per file, anchors/aliases/``<<`` merges are resolved. The result
+is plain Python data (dict/list/str/int/float/bool/None) plus a map from YAML path to
+(line, column), both 1-based, used to point problems at the source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from lakelogic.errors import ContractError, Problem
+
+Positions = dict[str, tuple[int, int]]
+
+
+class _Constructor(RoundTripConstructor):
+    """Round-trip constructor (keeps positions) that leaves timestamps as text."""
+
+
+def _timestamp_as_text(constructor: RoundTripConstructor, node: Any) -> Any:
+    return constructor.construct_scalar(node)
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.version = (1, 2)
+    yaml.Constructor = _Constructor
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def join_path(parent: str, key: str | int) -> str:
+    """Render a YAML path: ``quality.row_rules[2].sql``."""
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+def _plain(node: Any, path: str, positions: Positions) -> Any:
+    """Convert ruamel's round-trip nodes to plain Python values, recording positions."""
+    if isinstance(node, CommentedMap):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():  # merged (<<) keys included
+            key_plain = _plain_scalar(key)
+            child = join_path(path, str(key_plain))
+            try:
+                line, col = node.lc.key(key)
+                positions[child] = (line + 1, col + 1)
+            except (KeyError, TypeError):
+                pass  # keys that came from a << merge have no own position
+            out[key_plain] = _plain(value, child, positions)
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for i, value in enumerate(node):
+            child = join_path(path, i)
+            try:
+                line, col = node.lc.item(i)
+                positions[child] = (line + 1, col + 1)
+            except (KeyError, TypeError, IndexError):
+                pass
+            items.append(_plain(value, child, positions))
+        return items
+    return _plain_scalar(node)
+
+
+def _plain_scalar(value: Any) -> Any:
+    # ruamel wraps scalars (ScalarFloat, ScalarInt, LiteralScalarString, ...): unwrap to builtins.
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (dict, list)):
+        return _plain(value, "", {})
+    return value
+
+
+def parse_yaml_text(text: str, *, file: str = "<string>") -> tuple[Any, Positions]:
+    """Parse one YAML 1.2 document from ``text``."""
+    try:
+        docs = list(_yaml().load_all(text))
+    except DuplicateKeyError as exc:
+        raise ContractError(_problem_from_mark(exc, file, "duplicate key")) from None
+    except MarkedYAMLError as exc:
+        raise ContractError(_problem_from_mark(exc, file, "invalid YAML")) from None
+    except YAMLError as exc:
+        raise ContractError(Problem(file=file, path="", message=f"invalid YAML: {exc}")) from None
+    if len(docs) != 1:
+        raise ContractError(
+            Problem(file=file, path="", message=f"expected exactly one YAML document, found {len(docs)}")
+        )
+    positions: Positions = {}
+    data = _plain(docs[0], "", positions)
+    return data, positions
+
+
+def load_yaml(path: str | Path) -> tuple[Any, Positions]:
+    """Read a YAML file: ``(data, positions)``; problems raise :class:`ContractError`."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ContractError(Problem(file=str(file), path="", message=f"cannot read file: {exc}")) from None
+    return parse_yaml_text(text, file=str(file))
+
+
+def parse_scalar(text: str) -> Any:
+    """Parse ``text`` as one YAML 1.2 value (used by ``--set key=value``)."""
+    data, _ = parse_yaml_text(text if text.strip() else "''", file="--set")
+    return data
+
+
+def _problem_from_mark(exc: MarkedYAMLError, file: str, what: str) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    detail = exc.problem or exc.context or str(exc)
+    return Problem(file=file, path="", message=f"{what}: {detail}".strip(), line=line, column=col)
