@@ -1,0 +1,103 @@
+"""Runtime overhead of LakeLogic over bare Spark, on the same data, in one process and one session.
+
+* floor: ``spark.read.parquet(source).write.parquet(out)`` — the least any pipeline must do.
+* lakelogic: ``DataProcessor(contract).run(source, output_good=..., output_bad=...)`` with the benchmark
+  contract (pre transformations, 11 explicit row rules plus required/type checks, dataset rules), writing
+  good and quarantined rows.
+
+The JVM is warmed up first on a small slice (both paths). Then each path runs ``--repeat`` times,
+alternating; the best and every time are printed, with the ratio of the bests.
+
+    .venv/bin/python benchmarks/bench_runtime.py --rows 10000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# run as a script: its own directory is on sys.path
+from generate_orders import dataset_dir, generate
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+HERE = Path(__file__).resolve().parent
+CONTRACT = HERE / "contracts" / "silver_orders.yaml"
+OUT = HERE / "out" / "runtime"
+
+
+def floor_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any]:
+    shutil.rmtree(out, ignore_errors=True)
+    spark.read.parquet(str(source)).write.mode("overwrite").parquet(str(out / "floor"))
+    return {}
+
+
+def lakelogic_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any]:
+    from lakelogic import DataProcessor
+
+    shutil.rmtree(out, ignore_errors=True)
+    result = DataProcessor(str(CONTRACT), spark=spark).run(
+        str(source), output_good=out / "good", output_bad=out / "bad"
+    )
+    report = result.report
+    if report.status == "failed":
+        raise RuntimeError(f"the LakeLogic run failed: {report.error}")
+    counts = report.counts
+    return {"status": str(report.status), "good": counts.good, "quarantined": counts.quarantined}
+
+
+def timed(fn: Callable[[], dict[str, Any]]) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    info = fn()
+    return time.perf_counter() - started, info
+
+
+def warm_up(spark: SparkSession, source: Path) -> None:
+    """JIT, class loading and Parquet/codegen caches: run both paths once on a small slice."""
+    sample = OUT / "warmup_source"
+    spark.read.parquet(str(source)).limit(20_000).write.mode("overwrite").parquet(str(sample))
+    floor_run(spark, sample, OUT / "warmup_floor")
+    lakelogic_run(spark, sample, OUT / "warmup_lakelogic")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+
+    from lakelogic.engines.spark.session import spark_session
+
+    spark = spark_session()
+    source = generate(spark, args.rows)["parquet"]
+    print(f"data: {dataset_dir(args.rows)} ({args.rows:,} rows)  master: {spark.sparkContext.master}")
+    warm_up(spark, source)
+
+    times: dict[str, list[float]] = {"floor": [], "lakelogic": []}
+    info: dict[str, Any] = {}
+    for attempt in range(1, args.repeat + 1):
+        seconds, _ = timed(lambda: floor_run(spark, source, OUT / "floor"))
+        times["floor"].append(seconds)
+        seconds, info = timed(lambda: lakelogic_run(spark, source, OUT / "lakelogic"))
+        times["lakelogic"].append(seconds)
+        print(f"run {attempt}: floor {times['floor'][-1]:.2f}s  lakelogic {times['lakelogic'][-1]:.2f}s")
+
+    best_floor, best_ll = min(times["floor"]), min(times["lakelogic"])
+    print()
+    print(f"rows                   {args.rows:,}")
+    print(f"lakelogic result       {info}")
+    for label, name in (("floor (read+write)", "floor"), ("lakelogic run", "lakelogic")):
+        all_times = ", ".join(f"{t:.2f}" for t in times[name])
+        print(f"{label:<22} best {min(times[name]):.2f}s   all {all_times}")
+    print(f"ratio lakelogic/floor  {best_ll / best_floor:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
