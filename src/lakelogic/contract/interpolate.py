@@ -61,7 +61,7 @@ def interpolate(
                 Problem(
                     file=file,
                     path=path,
-                    message=f"environment variable {name} is not set (write ${{{name}:-default}} for a default)",
+                    message=f"environment variable {name} is not set (${{{name}:-default}} gives a default)",
                     line=line,
                     column=col,
                     value=f"${{{name}}}",

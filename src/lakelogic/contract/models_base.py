@@ -17,11 +17,14 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     StringConstraints,
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from lakelogic.types import Phase, Severity
 
@@ -47,27 +50,37 @@ def closed_value_error(value: object, allowed: Sequence[str], what: str = "value
     )
 
 
-def closed(values: Sequence[str], *, aliases: Mapping[str, str] | None = None, what: str = "value") -> Any:
-    """An ``Annotated[str, ...]`` type accepting ``values`` (case-insensitive) and normalising aliases.
+class ClosedSet:
+    """``Annotated[str, ClosedSet(values)]``: one of ``values`` (case-insensitive), aliases normalised.
 
     The JSON Schema shows the canonical values plus the aliases as an enum.
     """
-    canonical = tuple(values)
-    alias_map = {k.lower(): v for k, v in (aliases or {}).items()}
-    accepted = {v.lower(): v for v in canonical}
 
-    def check(value: object) -> object:
+    def __init__(
+        self, values: Sequence[str], *, aliases: Mapping[str, str] | None = None, what: str = "value"
+    ) -> None:
+        self.values = tuple(values)
+        self.aliases = {k.lower(): v for k, v in (aliases or {}).items()}
+        self.what = what
+        self._accepted = {v.lower(): v for v in self.values}
+
+    def check(self, value: object) -> object:
         if not isinstance(value, str):
             return value  # the str validator reports the wrong type
         low = value.strip().lower()
-        if low in accepted:
-            return accepted[low]
-        if low in alias_map:
-            return alias_map[low]
-        raise closed_value_error(value, [*canonical, *alias_map], what)
+        if low in self._accepted:
+            return self._accepted[low]
+        if low in self.aliases:
+            return self.aliases[low]
+        raise closed_value_error(value, [*self.values, *self.aliases], self.what)
 
-    schema = {"type": "string", "enum": [*canonical, *alias_map]}
-    return Annotated[str, BeforeValidator(check), WithJsonSchema(schema)]
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "enum": [*self.values, *self.aliases]}
 
 
 def _to_phase(value: object) -> object:

@@ -21,7 +21,7 @@ from lakelogic.contract.models_meta import (
     ServiceLevels,
     UpstreamContractRef,
 )
-from lakelogic.contract.models_quality import QualityRule, Quality
+from lakelogic.contract.models_quality import Quality, QualityRule
 from lakelogic.contract.models_source import Environment, Link, SchemaPolicy, Server, Source
 from lakelogic.contract.models_target import Lineage, Materialization
 from lakelogic.contract.models_transform import Transformation

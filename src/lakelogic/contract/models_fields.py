@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from lakelogic.contract.models_base import Flag, OLCModel, SeverityValue, closed
+from lakelogic.contract.models_base import ClosedSet, Flag, OLCModel, SeverityValue
 from lakelogic.contract.models_quality import QualityRule
 from lakelogic.types import LogicalType, TypeParseError, parse_type
 
@@ -20,7 +20,7 @@ CANONICAL_TYPES = (
     "binary, json, array, array<T> (and the aliases of SEMANTICS §5.2: int, long, text, bool, ...)"
 )
 
-Masking = closed(MASKING_STRATEGIES, aliases=MASKING_ALIASES, what="masking strategy")
+Masking = Annotated[str, ClosedSet(MASKING_STRATEGIES, aliases=MASKING_ALIASES, what="masking strategy")]
 
 
 def check_type_name(value: str) -> str:

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from lakelogic.contract.models_base import Flag, OLCModel, closed
+from lakelogic.contract.models_base import ClosedSet, Flag, OLCModel
 from lakelogic.contract.models_fields import ModelField
 
 NOTIFICATION_EVENTS = (
@@ -32,11 +32,13 @@ NOTIFICATION_EVENT_ALIASES = {
 NOTIFICATION_TYPES = ("apprise", "slack", "teams", "email", "smtp", "sendgrid", "webhook", "console")
 SINK_FORMATS = ("parquet", "delta", "iceberg", "csv", "json")
 
-NotificationEvent = closed(NOTIFICATION_EVENTS, aliases=NOTIFICATION_EVENT_ALIASES, what="notification event")
-NotificationType = closed(NOTIFICATION_TYPES, what="notification type")
-SinkFormat = closed(SINK_FORMATS, what="quarantine format")
-WriteMode = closed(("append", "overwrite"), what="write_mode")
-ExternalLogicType = closed(("python", "notebook"), what="external_logic type")
+NotificationEvent = Annotated[
+    str, ClosedSet(NOTIFICATION_EVENTS, aliases=NOTIFICATION_EVENT_ALIASES, what="notification event")
+]
+NotificationType = Annotated[str, ClosedSet(NOTIFICATION_TYPES, what="notification type")]
+SinkFormat = Annotated[str, ClosedSet(SINK_FORMATS, what="quarantine format")]
+WriteMode = Annotated[str, ClosedSet(("append", "overwrite"), what="write_mode")]
+ExternalLogicType = Annotated[str, ClosedSet(("python", "notebook"), what="external_logic type")]
 
 
 class Info(OLCModel):

@@ -7,11 +7,11 @@ One model per op, named ``Transformation<Op>`` after the schema ``$defs``. Alias
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
-from lakelogic.contract.models_base import Columns, Flag, OLCModel, closed
+from lakelogic.contract.models_base import ClosedSet, Columns, Flag, OLCModel
 from lakelogic.contract.models_fields import check_type_name
 
 TRIM_SIDES = ("both", "left", "right")
@@ -20,11 +20,11 @@ JOIN_TYPES = ("left", "inner", "right", "full")
 DATE_DIFF_UNITS = ("days", "hours", "minutes", "seconds", "weeks", "months", "years")
 PIVOT_AGGS = ("sum", "avg", "min", "max", "count", "first", "last")
 
-TrimSide = closed(TRIM_SIDES, what="trim side")
-DedupOrder = closed(DEDUP_ORDERS, what="deduplicate order")
-JoinType = closed(JOIN_TYPES, what="join type")
-DateDiffUnit = closed(DATE_DIFF_UNITS, what="date_diff unit")
-PivotAgg = closed(PIVOT_AGGS, what="pivot agg")
+TrimSide = Annotated[str, ClosedSet(TRIM_SIDES, what="trim side")]
+DedupOrder = Annotated[str, ClosedSet(DEDUP_ORDERS, what="deduplicate order")]
+JoinType = Annotated[str, ClosedSet(JOIN_TYPES, what="join type")]
+DateDiffUnit = Annotated[str, ClosedSet(DATE_DIFF_UNITS, what="date_diff unit")]
+PivotAgg = Annotated[str, ClosedSet(PIVOT_AGGS, what="pivot agg")]
 
 
 class TransformationRename(OLCModel):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from lakelogic.contract.models_base import Columns, Flag, Identifier, OLCModel, closed
+from lakelogic.contract.models_base import ClosedSet, Columns, Flag, Identifier, OLCModel
 
 SOURCE_TYPES = ("landing", "table", "delta", "iceberg", "database", "stream", "api", "dlt", "sftp")
 SOURCE_FORMATS = (
@@ -30,16 +30,18 @@ LOAD_MODES = ("full", "incremental", "cdc")
 WATERMARK_STRATEGIES = ("max_target", "pipeline_log", "lookback", "date_range", "manifest", "delta_version")
 LINK_TYPES = ("parquet", "csv", "json", "jsonl", "delta", "iceberg", "table")
 
-SourceType = closed(SOURCE_TYPES, what="source type")
-SourceFormat = closed(SOURCE_FORMATS, what="source format")
-LoadMode = closed(LOAD_MODES, what="load_mode")
-WatermarkStrategy = closed(WATERMARK_STRATEGIES, what="watermark_strategy")
-PostIngestionAction = closed(("retain", "delete", "archive"), what="post_ingestion action")
-EmptyBehavior = closed(("skip", "fail"), what="empty_behavior")
-Evolution = closed(("strict", "append", "compatible", "merge", "allow", "overwrite"), what="evolution")
-UnknownFields = closed(("allow", "drop", "quarantine"), what="unknown_fields")
-ServerMode = closed(("validate", "ingest"), what="server mode")
-LinkType = closed(LINK_TYPES, what="link type")
+SourceType = Annotated[str, ClosedSet(SOURCE_TYPES, what="source type")]
+SourceFormat = Annotated[str, ClosedSet(SOURCE_FORMATS, what="source format")]
+LoadMode = Annotated[str, ClosedSet(LOAD_MODES, what="load_mode")]
+WatermarkStrategy = Annotated[str, ClosedSet(WATERMARK_STRATEGIES, what="watermark_strategy")]
+PostIngestionAction = Annotated[str, ClosedSet(("retain", "delete", "archive"), what="post_ingestion action")]
+EmptyBehavior = Annotated[str, ClosedSet(("skip", "fail"), what="empty_behavior")]
+Evolution = Annotated[
+    str, ClosedSet(("strict", "append", "compatible", "merge", "allow", "overwrite"), what="evolution")
+]
+UnknownFields = Annotated[str, ClosedSet(("allow", "drop", "quarantine"), what="unknown_fields")]
+ServerMode = Annotated[str, ClosedSet(("validate", "ingest"), what="server mode")]
+LinkType = Annotated[str, ClosedSet(LINK_TYPES, what="link type")]
 
 
 class PostIngestion(OLCModel):

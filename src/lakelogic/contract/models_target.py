@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from lakelogic.contract.models_base import Columns, Flag, OLCModel, closed
+from lakelogic.contract.models_base import ClosedSet, Columns, Flag, OLCModel
 
 STRATEGIES = ("append", "overwrite", "merge", "scd2")
 # Formats of the Spark runtime; `ducklake`, `native`, `dlt` are rejected at validation (§13.1).
 TARGET_FORMATS = ("iceberg", "delta", "parquet", "csv", "json")
 FACT_TYPES = ("transaction", "periodic_snapshot", "accumulating_snapshot", "factless", "aggregate")
 
-Strategy = closed(STRATEGIES, what="strategy")
-TargetFormat = closed(TARGET_FORMATS, what="materialization format")
-ReprocessPolicy = closed(("overwrite_partition", "overwrite_partition_safe"), what="reprocess_policy")
-SurrogateKeyStrategy = closed(("hash", "uuid"), what="surrogate_key_strategy")
-FactType = closed(FACT_TYPES, what="fact type")
-RunIdSource = closed(("run_id", "pipeline_run_id"), what="run_id_source")
+Strategy = Annotated[str, ClosedSet(STRATEGIES, what="strategy")]
+TargetFormat = Annotated[str, ClosedSet(TARGET_FORMATS, what="materialization format")]
+ReprocessPolicy = Annotated[
+    str, ClosedSet(("overwrite_partition", "overwrite_partition_safe"), what="reprocess_policy")
+]
+SurrogateKeyStrategy = Annotated[str, ClosedSet(("hash", "uuid"), what="surrogate_key_strategy")]
+FactType = Annotated[str, ClosedSet(FACT_TYPES, what="fact type")]
+RunIdSource = Annotated[str, ClosedSet(("run_id", "pipeline_run_id"), what="run_id_source")]
 
 
 class UnknownMember(OLCModel):

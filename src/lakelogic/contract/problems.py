@@ -114,10 +114,9 @@ def _data_loc(loc: tuple[Any, ...], data: Any, *, keep_last: bool) -> list[str |
     node = data
     for i, seg in enumerate(loc):
         last = i == len(loc) - 1
-        if isinstance(node, Mapping) and seg in node:
-            out.append(seg)
-            node = node[seg]
-        elif isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
+        if (isinstance(node, Mapping) and seg in node) or (
+            isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node)
+        ):
             out.append(seg)
             node = node[seg]
         elif last and keep_last and isinstance(node, Mapping):
