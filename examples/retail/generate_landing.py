@@ -300,23 +300,28 @@ def _write_lines(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def main() -> None:
+def write_landing(landing: Path = LANDING) -> list[Path]:
+    """Write every landing file under ``landing``; return the files written."""
     gen = Generator()
     day1_customers, day2_customers, customer_ids = customers(gen)
     product_rows, prices = products(gen)
     for day, rows in ((DAY1, day1_customers), (DAY2, day2_customers)):
-        _write_csv(LANDING / "crm" / "customers" / f"customers_{day:%Y-%m-%d}.csv", CUSTOMER_COLUMNS, rows)
-    _write_csv(LANDING / "erp" / "products" / "products.csv", PRODUCT_COLUMNS, product_rows)
+        _write_csv(landing / "crm" / "customers" / f"customers_{day:%Y-%m-%d}.csv", CUSTOMER_COLUMNS, rows)
+    _write_csv(landing / "erp" / "products" / "products.csv", PRODUCT_COLUMNS, product_rows)
     first_number = 1
     for day in (DAY1, DAY2):
         order_text, lines = orders(gen, day, first_number, customer_ids, prices)
         first_number += N_ORDERS_PER_DAY
-        _write_lines(LANDING / "pos" / "orders" / f"orders_{day:%Y-%m-%d}.jsonl", order_text)
+        _write_lines(landing / "pos" / "orders" / f"orders_{day:%Y-%m-%d}.jsonl", order_text)
         _write_lines(
-            LANDING / "pos" / "order_lines" / f"order_lines_{day:%Y-%m-%d}.jsonl",
+            landing / "pos" / "order_lines" / f"order_lines_{day:%Y-%m-%d}.jsonl",
             [json.dumps(line, separators=(",", ":")) for line in lines],
         )
-    for path in sorted(LANDING.rglob("*.*")):
+    return sorted(landing.rglob("*.*"))
+
+
+def main() -> None:
+    for path in write_landing():
         print(f"{path.relative_to(LANDING.parent)}: {sum(1 for _ in path.open(encoding='utf-8'))} lines")
 
 
