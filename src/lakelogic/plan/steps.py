@@ -70,10 +70,19 @@ class RowRule:
     yaml_path: str
     description: str | None = None
     probes: tuple[ReferenceProbe, ...] = ()
+    # Readable SQL for messages and reports when ``predicate`` uses probe columns (e.g. the
+    # ``f IN (SELECT key FROM link)`` form of referential_integrity); None = ``predicate`` is readable.
+    detail: str | None = None
+    reads: tuple[str, ...] = ()  # frame columns the rule reads (phase inference, missing columns)
 
     @property
     def quarantines(self) -> bool:
         return self.severity == Severity.ERROR
+
+    @property
+    def message_detail(self) -> str:
+        """The ``<detail>`` of ``Rule failed: <name> (<detail>)`` (SEMANTICS §11)."""
+        return self.detail or self.predicate
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,9 @@ class DatasetRule:
     expected: Any = None
     columns: tuple[str, ...] = ()  # columns read, for `passed: null` on materialization-only columns
     description: str | None = None
+    # The subset of ``columns`` that only the write adds (SCD2 columns, surrogate key): such a rule
+    # reports ``passed: null`` (SEMANTICS §10.5).
+    materialization_columns: tuple[str, ...] = ()
 
 
 # --- steps ----------------------------------------------------------------------------------
@@ -125,6 +137,8 @@ class ReadSource(Step):
     partition_filters: Mapping[str, Any] = field(default_factory=dict)
     query: str | None = None
     watermark_field: str | None = None
+    # The whole ``source`` block as plain data (watermark strategy, CDC keys, partition, dlt, …).
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

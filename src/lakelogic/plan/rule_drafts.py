@@ -1,0 +1,88 @@
+"""The intermediate form of a row rule before it gets its final name and phase.
+
+Shorthands, field keys and declared rules all become :class:`RuleDraft` objects; :mod:`lakelogic.plan.rules`
+then names them (SEMANTICS §10.4) and infers their phase (§10.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lakelogic.errors import PlanError
+from lakelogic.plan.access import opt, text
+from lakelogic.plan.steps import ReferenceProbe
+from lakelogic.types import Phase, Severity
+
+Origin = Literal["declared", "shorthand", "field", "implied", "schema"]
+
+
+@dataclass
+class RuleDraft:
+    """One row rule with everything but its final name and (inferred) phase."""
+
+    base_name: str  # generated name stem (or the explicit name)
+    explicit: bool  # True when the contract wrote the name
+    predicate: str
+    category: str
+    severity: Severity
+    phase: Phase | None  # explicit phase, None = infer
+    origin: Origin
+    yaml_path: str
+    reads: tuple[str, ...]
+    description: str | None = None
+    detail: str | None = None
+    probes: tuple[ReferenceProbe, ...] = field(default_factory=tuple)
+
+
+def explicitly_set(obj: Any, key: str) -> bool:
+    """True when the contract itself wrote ``key`` (not a model default)."""
+    if obj is None:
+        return False
+    if isinstance(obj, Mapping):
+        return obj.get(key) is not None
+    fields_set = getattr(obj, "model_fields_set", None)
+    if fields_set is not None:
+        return key in fields_set and getattr(obj, key, None) is not None
+    return getattr(obj, key, None) is not None
+
+
+def rule_option(item: Any, body: Any, key: str) -> Any:
+    """A shorthand option written inside its object or beside it (SEMANTICS §1.5.1)."""
+    is_object = isinstance(body, Mapping) or hasattr(body, "model_fields_set")
+    if is_object and explicitly_set(body, key):
+        return opt(body, key)
+    if body is not item and explicitly_set(item, key):
+        return opt(item, key)
+    return None
+
+
+def parse_severity(value: Any, yaml_path: str) -> Severity:
+    if value is None:
+        return Severity.ERROR
+    try:
+        return Severity(str(text(value)).strip().lower())
+    except ValueError:
+        raise PlanError(
+            f"unknown severity {value!r}",
+            yaml_path=f"{yaml_path}.severity",
+            hint="allowed: error, warning, info",
+        ) from None
+
+
+def parse_phase(value: Any, yaml_path: str) -> Phase | None:
+    if value is None:
+        return None
+    try:
+        return Phase(str(text(value)).strip().lower())
+    except ValueError:
+        raise PlanError(
+            f"unknown phase {value!r}", yaml_path=f"{yaml_path}.phase", hint="allowed: pre, post"
+        ) from None
+
+
+def category_of(value: Any, default: str) -> str:
+    """Categories are free text, lower-cased (SEMANTICS §10.4)."""
+    cat = text(value)
+    return cat.strip().lower() if cat and cat.strip() else default
