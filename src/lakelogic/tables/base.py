@@ -1,0 +1,77 @@
+"""The interface every table format implements for the Spark engine.
+
+A strategy (append, overwrite, merge, SCD2) never talks to a format directly: it prepares frames and
+calls one of these operations, each of which is one commit stamped with the run's :class:`CommitStamp`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from lakelogic.tables.spark_evolution import EvolutionPlan
+    from lakelogic.tables.spec import WriteSpec
+    from lakelogic.tables.stamp import CommitStamp
+    from lakelogic.tables.target import ResolvedTarget
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What one commit produced: the format's snapshot/version id (None when nothing was committed)."""
+
+    committed: bool
+    snapshot: str | None = None
+    rows_added: int | None = None  # rows written by an append/overwrite, when the format reports it
+
+
+class TableAdapter(Protocol):
+    """One table (or path) in one format."""
+
+    target: ResolvedTarget
+
+    def exists(self) -> bool: ...
+
+    def schema(self) -> StructType | None: ...
+
+    def read(self) -> DataFrame: ...
+
+    def already_committed(self, stamp: CommitStamp) -> bool: ...
+
+    def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:
+        """Apply additive/widening schema changes before the data commit."""
+        ...
+
+    def append(self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec) -> CommitResult: ...
+
+    def overwrite(
+        self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, partitions: bool, replace_schema: bool
+    ) -> CommitResult:
+        """Replace the whole table, or (``partitions``) only the partitions present in ``frame``."""
+        ...
+
+    def replace_where(
+        self,
+        frame: DataFrame,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        *,
+        column: str,
+        start: object,
+        end: object,
+    ) -> CommitResult:
+        """Replace rows with ``start <= column < end`` by ``frame`` in one commit (reprocess windows)."""
+        ...
+
+    def apply_changes(
+        self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
+    ) -> CommitResult:
+        """Apply a change set (target columns + ``_ll_op``) matched on ``match`` in one commit."""
+        ...
+
+    def drop(self) -> bool: ...
+
+    def create_ddl(self, schema: StructType, spec: WriteSpec) -> str: ...

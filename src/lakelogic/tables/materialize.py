@@ -1,0 +1,127 @@
+"""Step 13 of a run: write the good rows to the target, then the quarantined rows to the quarantine sink.
+
+The engine calls :func:`materialize_run` with its final frames and report. Each of the two writes is one
+commit stamped with the run identity; a write whose stamp is already present is a no-op reported as
+``already_committed`` (SEMANTICS §13.4), so a run that crashed between the two commits resumes cleanly.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.plan.access import opt
+from lakelogic.plan.steps import Materialize
+from lakelogic.report import MaterializationInfo
+from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget, contract_name_of, resolve_target
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakelogic.report import RunReport
+
+__all__ = ["ResolvedTarget", "already_committed", "materialize_run", "resolve_target"]
+
+
+def already_committed(
+    spark: SparkSession, resolved: ResolvedTarget, run_id: str, *, contract: str = "", role: str = "target"
+) -> bool:
+    """True when ``resolved`` already holds a commit of ``run_id`` (for ``role`` target or quarantine)."""
+    from lakelogic.tables.spark_write import adapter_for
+
+    return adapter_for(spark, resolved).already_committed(
+        CommitStamp(run_id=run_id, contract=contract, role=role)
+    )
+
+
+def _materialize_step(plan: Any) -> Materialize | None:
+    steps = getattr(plan, "steps", ()) or ()
+    return next((s for s in steps if isinstance(s, Materialize)), None)
+
+
+def _quarantine_enabled(contract: Any, plan: Any) -> bool:
+    settings = getattr(plan, "quarantine", None) or {}
+    if "enabled" in settings:
+        return bool(settings["enabled"])
+    return bool(opt(opt(contract, "quarantine"), "enabled", True))
+
+
+def _as_of(report: RunReport, window: tuple[datetime | None, datetime | None] | None) -> datetime:
+    if window is not None and window[1] is not None:
+        return window[1]
+    return report.started_at
+
+
+def materialize_run(
+    spark: SparkSession,
+    *,
+    contract: Any,
+    plan: Any,
+    good: DataFrame,
+    bad: DataFrame,
+    report: RunReport,
+    target: str | None = None,
+    run_id: str,
+    pipeline_run_id: str | None = None,
+    window: tuple[datetime | None, datetime | None] | None = None,
+    env: str | None = None,
+    reprocess: bool | None = None,
+    as_of: datetime | None = None,
+) -> MaterializationInfo:
+    """Write ``good`` to the contract's target and ``bad`` to its quarantine sink (SEMANTICS §13).
+
+    Returns the report's materialization block (also stored on ``report``). ``reprocess`` defaults to
+    ``report.window.label == 'reprocess'``.
+    """
+    from lakelogic.tables.spark_write import write_frame
+
+    step = _materialize_step(plan)
+    resolved = resolve_target(contract, target=target, env=env)
+    spec = write_spec_from_contract(
+        contract, strategy=step.strategy if step is not None else None, as_of=as_of or _as_of(report, window)
+    )
+    name = str(getattr(plan, "contract_name", None) or contract_name_of(contract))
+    start, end = window if window is not None else (None, None)
+    stamp = CommitStamp(
+        run_id=run_id, contract=name, pipeline_run_id=pipeline_run_id, window_start=start, window_end=end
+    )
+    is_reprocess = reprocess if reprocess is not None else report.window.label == "reprocess"
+    reprocess_window = window if is_reprocess and spec.strategy in ("append", "overwrite") else None
+
+    info = MaterializationInfo(target=resolved.name, format=resolved.format, strategy=spec.strategy)
+    report.materialization = info
+    began = time.perf_counter()
+    outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
+    report.timings["write_target"] = time.perf_counter() - began
+    report.warnings.extend(outcome.warnings)
+    info.committed = outcome.committed or outcome.already_committed
+    info.already_committed = outcome.already_committed
+    info.snapshot = outcome.snapshot
+    info.rows_inserted = outcome.rows_inserted
+    info.rows_updated = outcome.rows_updated
+    info.rows_deleted = outcome.rows_deleted
+    info.versions_closed = outcome.versions_closed
+
+    sink = resolved.quarantine
+    if sink is not None and _quarantine_enabled(contract, plan):
+        info.quarantine_target = sink.name
+        if report.counts.quarantined > 0:
+            began = time.perf_counter()
+            q_spec = WriteSpec(strategy=sink.write_mode, evolution="allow", as_of=spec.as_of)
+            q_stamp = CommitStamp(
+                run_id=run_id,
+                contract=name,
+                pipeline_run_id=pipeline_run_id,
+                window_start=start,
+                window_end=end,
+                role="quarantine",
+            )
+            q_outcome = write_frame(spark, bad, sink, q_spec, q_stamp)
+            report.timings["write_quarantine"] = time.perf_counter() - began
+            if not q_outcome.already_committed:
+                info.quarantine_rows_written = q_outcome.rows_inserted
+    report.materialization = info
+    return info

@@ -1,0 +1,86 @@
+"""Batch preparation for keyed writes: one row per key, CDC net effect (SEMANTICS §3.5, §13.2).
+
+The output carries the internal boolean column ``_ll_delete`` (a CDC delete). Duplicate detection is
+one aggregation over the batch (never over the target), limited to a few sample keys.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from lakelogic.errors import MergeKeyError
+from lakelogic.tables.spec import WriteSpec
+
+DELETE_FLAG = "_ll_delete"
+SAMPLE_KEYS = 5
+
+
+def q(name: str) -> Column:
+    """A column reference that survives dots and odd characters in names."""
+    return F.col(f"`{name}`")
+
+
+def delete_flag(batch: DataFrame, spec: WriteSpec) -> Column:
+    """TRUE for CDC delete events (``cdc_delete_values``, case-insensitive), else FALSE."""
+    if not spec.cdc_op_field or spec.cdc_op_field not in batch.columns or not spec.cdc_delete_values:
+        return F.lit(False)
+    values = [v.lower() for v in spec.cdc_delete_values]
+    return F.coalesce(F.lower(q(spec.cdc_op_field).cast("string")).isin(values), F.lit(False))
+
+
+def duplicate_key_samples(batch: DataFrame, keys: tuple[str, ...]) -> list[str]:
+    """Up to five keys that occur more than once (one aggregation over the batch)."""
+    rows = batch.groupBy(*[q(k) for k in keys]).count().where(F.col("count") > 1).limit(SAMPLE_KEYS).collect()
+    return [", ".join(f"{k}={row[k]!r}" for k in keys) for row in rows]
+
+
+def _latest_per_key(batch: DataFrame, keys: tuple[str, ...], order_column: str) -> DataFrame:
+    window = Window.partitionBy(*[q(k) for k in keys]).orderBy(q(order_column).desc_nulls_last())
+    return batch.withColumn("_ll_rank", F.row_number().over(window)).where("_ll_rank = 1").drop("_ll_rank")
+
+
+def _refuse(keys: tuple[str, ...], samples: list[str], why: str) -> MergeKeyError:
+    return MergeKeyError(
+        f"the batch has duplicate keys ({', '.join(keys)}) {why}; sample keys: {'; '.join(samples)}",
+        hint="set materialization.merge_dedup_guard: true to keep the latest row per key "
+        "(by source.cdc_timestamp_field or source.watermark_field)",
+    )
+
+
+def one_row_per_key(batch: DataFrame, keys: tuple[str, ...], spec: WriteSpec) -> DataFrame:
+    """Reduce the batch to one row per key per SEMANTICS §13.2 / §3.5, adding ``_ll_delete``.
+
+    * CDC with ``cdc_timestamp_field``: events apply in time order, so the latest event per key is the net
+      result (an upsert replaces the row; a delete removes it).
+    * ``merge_dedup_guard``: latest by the CDC timestamp, else the watermark field; without an ordering
+      column exact duplicates collapse and any other duplicate is an error.
+    * otherwise any duplicate key refuses the write with sample keys.
+    """
+    flagged = batch.withColumn(DELETE_FLAG, delete_flag(batch, spec))
+    cdc_ts = spec.cdc_timestamp_field if spec.cdc_timestamp_field in batch.columns else None
+    if spec.cdc_enabled and cdc_ts:
+        return _latest_per_key(flagged, keys, cdc_ts)
+    if spec.merge_dedup_guard:
+        order = cdc_ts or (spec.watermark_field if spec.watermark_field in batch.columns else None)
+        if order:
+            return _latest_per_key(flagged, keys, order)
+        collapsed = flagged.dropDuplicates()
+        samples = duplicate_key_samples(collapsed, keys)
+        if samples:
+            raise _refuse(keys, samples, "with different values and no ordering column")
+        return collapsed
+    samples = duplicate_key_samples(flagged, keys)
+    if samples:
+        if spec.cdc_enabled:
+            raise _refuse(keys, samples, "(several CDC events per key need source.cdc_timestamp_field)")
+        raise _refuse(keys, samples, "and merge_dedup_guard is false")
+    return flagged
+
+
+def check_keys_present(batch: DataFrame, keys: tuple[str, ...]) -> None:
+    missing = [k for k in keys if k not in batch.columns]
+    if missing:
+        raise MergeKeyError(
+            f"key column(s) {', '.join(missing)} are not in the batch; columns: {', '.join(batch.columns)}"
+        )

@@ -1,0 +1,180 @@
+"""Write-side schema evolution: batch schema vs existing target schema (SEMANTICS §7.1).
+
+:func:`plan_evolution` decides (pure, on Spark types); :func:`align_batch` reshapes the batch to the
+evolved target schema. Casts that may fail are checked inside the write job itself (``raise_error``),
+so no extra pass over the data is needed; :func:`as_schema_error` turns that failure into a
+:class:`SchemaEvolutionError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from lakelogic.errors import SchemaEvolutionError
+
+CAST_FAILURE_MARKER = "lakelogic_cast_failure"
+
+WIDENING_POLICIES = ("compatible", "merge", "allow", "overwrite")
+CASTING_POLICIES = ("merge", "allow")
+
+
+@dataclass
+class EvolutionPlan:
+    """What the write must do to the target schema and the batch."""
+
+    added: list[StructField] = field(default_factory=list)
+    widened: list[tuple[str, DataType, DataType]] = field(default_factory=list)  # column, from, to
+    missing: list[str] = field(default_factory=list)  # target columns absent from the batch
+    casts: dict[str, DataType] = field(default_factory=dict)  # batch columns cast to the target type
+    checked_casts: set[str] = field(default_factory=set)  # casts that may fail on some values
+    replace_schema: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changes_table(self) -> bool:
+        return bool(self.added or self.widened or self.replace_schema)
+
+
+def _strip_nullability(dtype: DataType) -> DataType:
+    if isinstance(dtype, ArrayType):
+        return ArrayType(_strip_nullability(dtype.elementType), True)
+    if isinstance(dtype, MapType):
+        return MapType(_strip_nullability(dtype.keyType), _strip_nullability(dtype.valueType), True)
+    if isinstance(dtype, StructType):
+        return StructType([StructField(f.name, _strip_nullability(f.dataType), True) for f in dtype.fields])
+    return dtype
+
+
+def same_type(a: DataType, b: DataType) -> bool:
+    return _strip_nullability(a) == _strip_nullability(b)
+
+
+def is_widening(narrow: DataType, wide: DataType) -> bool:
+    """int→bigint, float→double, decimal precision up (same scale), date→timestamp (SEMANTICS §7.1)."""
+    if isinstance(narrow, IntegerType) and isinstance(wide, LongType):
+        return True
+    if isinstance(narrow, FloatType) and isinstance(wide, DoubleType):
+        return True
+    if isinstance(narrow, DateType) and isinstance(wide, TimestampType):
+        return True
+    if isinstance(narrow, DecimalType) and isinstance(wide, DecimalType):
+        return wide.scale == narrow.scale and wide.precision > narrow.precision
+    return False
+
+
+def _refuse(column: str, target: DataType, batch: DataType, policy: str) -> SchemaEvolutionError:
+    return SchemaEvolutionError(
+        f"column {column!r}: target type {target.simpleString()} vs batch type {batch.simpleString()} "
+        f"is not allowed by schema_policy.evolution={policy}",
+        hint="compatible allows safe widening; merge/allow also cast the batch to the target type",
+    )
+
+
+def plan_evolution(
+    target: StructType | None, batch: StructType, *, policy: str, strategy: str
+) -> EvolutionPlan:
+    """Compare schemas and decide additions, widenings, casts and missing columns, or refuse."""
+    plan = EvolutionPlan()
+    if target is None:
+        return plan
+    if policy == "overwrite" and strategy != "overwrite":
+        plan.warnings.append("schema_policy.evolution=overwrite acts as merge unless strategy is overwrite")
+        policy = "merge"
+    if policy == "overwrite":
+        plan.replace_schema = any(
+            f.name not in target.fieldNames() or not same_type(f.dataType, target[f.name].dataType)
+            for f in batch.fields
+        ) or set(target.fieldNames()) != set(batch.fieldNames())
+        return plan
+    target_types = {f.name: f.dataType for f in target.fields}
+    for f in batch.fields:
+        if f.name not in target_types:
+            if policy == "strict":
+                raise SchemaEvolutionError(
+                    f"new column {f.name!r} ({f.dataType.simpleString()}) is not in the target and "
+                    "schema_policy.evolution=strict"
+                )
+            plan.added.append(StructField(f.name, f.dataType, True))
+            continue
+        current = target_types[f.name]
+        if same_type(current, f.dataType):
+            continue
+        if is_widening(f.dataType, current):
+            plan.casts[f.name] = current  # batch narrower than the target: lossless cast up
+        elif is_widening(current, f.dataType) and policy in WIDENING_POLICIES:
+            plan.widened.append((f.name, current, f.dataType))
+        elif policy in CASTING_POLICIES:
+            plan.casts[f.name] = current
+            plan.checked_casts.add(f.name)
+        else:
+            raise _refuse(f.name, current, f.dataType, policy)
+    plan.missing = [name for name in target.fieldNames() if name not in batch.fieldNames()]
+    if plan.missing and policy == "strict":
+        raise SchemaEvolutionError(
+            f"target column(s) {', '.join(plan.missing)} missing from the batch "
+            "and schema_policy.evolution=strict"
+        )
+    return plan
+
+
+def evolved_schema(target: StructType | None, batch: StructType, plan: EvolutionPlan) -> StructType:
+    """Target schema after the plan: target order, widened types, then added columns."""
+    if target is None or plan.replace_schema:
+        return batch
+    widened = {name: to for name, _, to in plan.widened}
+    fields = [StructField(f.name, widened.get(f.name, f.dataType), True) for f in target.fields]
+    return StructType(fields + list(plan.added))
+
+
+def _checked_cast(column: str, dtype: DataType) -> Column:
+    src = F.col(f"`{column}`")
+    casted = F.expr(f"try_cast(`{column}` AS {dtype.simpleString()})")
+    message = F.concat(
+        F.lit(f"{CAST_FAILURE_MARKER}: column {column!r} value "),
+        src.cast("string"),
+        F.lit(f" cannot be cast to the target type {dtype.simpleString()}"),
+    )
+    return F.when(src.isNotNull() & casted.isNull(), F.raise_error(message)).otherwise(casted)
+
+
+def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> DataFrame:
+    """Project the batch onto ``schema``: casts, NULLs for missing columns, the schema's column order."""
+    present = set(batch.columns)
+    columns: list[Column] = []
+    for f in schema.fields:
+        if f.name not in present:
+            columns.append(F.lit(None).cast(f.dataType).alias(f.name))
+        elif f.name in plan.checked_casts:
+            columns.append(_checked_cast(f.name, f.dataType).alias(f.name))
+        elif not same_type(batch.schema[f.name].dataType, f.dataType):
+            columns.append(F.col(f"`{f.name}`").cast(f.dataType).alias(f.name))
+        else:
+            columns.append(F.col(f"`{f.name}`"))
+    return batch.select(*columns)
+
+
+def as_schema_error(exc: BaseException) -> SchemaEvolutionError | None:
+    """The SchemaEvolutionError hidden in a failed write job (from :func:`_checked_cast`), if any."""
+    text = str(exc)
+    if CAST_FAILURE_MARKER not in text:
+        return None
+    start = text.index(CAST_FAILURE_MARKER) + len(CAST_FAILURE_MARKER) + 2
+    detail = text[start:].splitlines()[0]
+    return SchemaEvolutionError(detail)

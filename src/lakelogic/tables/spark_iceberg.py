@@ -1,0 +1,239 @@
+"""Iceberg tables through the Spark catalog (any catalog type: hadoop, hive, REST, Glue, Nessie).
+
+Writes use DataFrameWriterV2 (``snapshot-property.*`` options carry the commit stamp) and ``MERGE INTO``
+(stamped through :func:`run_with_commit_properties`). Every operation is one Iceberg snapshot.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+from pyspark.sql.utils import AnalysisException
+
+from lakelogic.tables.base import CommitResult
+from lakelogic.tables.spark_commit import run_with_commit_properties
+from lakelogic.tables.spark_evolution import EvolutionPlan
+from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.stamp import PREFIX, CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+
+ROW_LEVEL_DEFAULTS = {
+    # Row-level writes (merge, SCD2) touch few rows of large files; merge-on-read writes delete files
+    # instead of rewriting whole data files (copy-on-write). Contract table_properties win.
+    "write.merge.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.delete.mode": "merge-on-read",
+}
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_table(name: str) -> str:
+    return ".".join(quote_ident(p) for p in name.split("."))
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class IcebergTable:
+    """An Iceberg table ``catalog.namespace.table``."""
+
+    def __init__(self, spark: SparkSession, target: ResolvedTarget) -> None:
+        self.spark = spark
+        self.target = target
+        self.name = target.name
+        self.sql_name = quote_table(target.name)
+
+    # --- inspection ------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return self.schema() is not None
+
+    def schema(self) -> StructType | None:
+        try:
+            return self.spark.table(self.sql_name).schema
+        except AnalysisException:
+            return None
+
+    def read(self) -> DataFrame:
+        return self.spark.table(self.sql_name)
+
+    def _summaries(self, where: str) -> list[dict[str, Any]]:
+        rows = self.spark.sql(f"SELECT summary FROM {self.sql_name}.snapshots WHERE {where}").collect()
+        return [dict(r["summary"] or {}) for r in rows]
+
+    def already_committed(self, stamp: CommitStamp) -> bool:
+        if not self.exists():
+            return False
+        clauses = [f"summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"]
+        if stamp.pipeline_run_id:
+            clauses.append(f"summary['{PREFIX}pipeline_run_id'] = {sql_string(stamp.pipeline_run_id)}")
+        return any(stamp.matches(s) for s in self._summaries(" OR ".join(clauses)))
+
+    def snapshot_of(self, stamp: CommitStamp) -> str | None:
+        rows = self.spark.sql(
+            f"SELECT snapshot_id, summary FROM {self.sql_name}.snapshots "
+            f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)} ORDER BY committed_at DESC"
+        ).collect()
+        for row in rows:
+            if stamp.matches(dict(row["summary"] or {})):
+                return str(row["snapshot_id"])
+        return None
+
+    def summary_of(self, snapshot: str | None) -> dict[str, str]:
+        if snapshot is None:
+            return {}
+        found = self._summaries(f"snapshot_id = {int(snapshot)}")
+        return found[0] if found else {}
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def _ensure_namespace(self) -> None:
+        namespace = ".".join(quote_ident(p) for p in self.name.split(".")[:-1])
+        self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {namespace}")
+
+    def _writer(self, frame: DataFrame, stamp: CommitStamp) -> Any:
+        writer = frame.writeTo(self.sql_name)
+        for key, value in stamp.properties().items():
+            writer = writer.option(f"snapshot-property.{key}", value)
+        return writer
+
+    def _properties(self, spec: WriteSpec) -> dict[str, str]:
+        props: dict[str, str] = {}
+        if spec.strategy in ("merge", "scd2"):
+            props.update(ROW_LEVEL_DEFAULTS)
+        props.update(spec.table_properties)
+        return props
+
+    def _create(
+        self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, replace: bool = False
+    ) -> None:
+        self._ensure_namespace()
+        writer = self._writer(frame, stamp).using("iceberg")
+        partition_cols = [c for c in spec.partition_by if c in frame.columns]
+        if partition_cols:
+            writer = writer.partitionedBy(*[F.col(quote_ident(c)) for c in partition_cols])
+        for key, value in self._properties(spec).items():
+            writer = writer.tableProperty(key, value)
+        if replace:
+            writer.createOrReplace()
+        else:
+            writer.create()
+
+    def _result(self, stamp: CommitStamp) -> CommitResult:
+        snapshot = self.snapshot_of(stamp)
+        added = self.summary_of(snapshot).get("added-records")
+        return CommitResult(committed=True, snapshot=snapshot, rows_added=int(added) if added else 0)
+
+    def append(self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec) -> CommitResult:
+        if not self.exists():
+            self._create(frame, stamp, spec)
+        else:
+            self._writer(frame, stamp).append()
+        return self._result(stamp)
+
+    def overwrite(
+        self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, partitions: bool, replace_schema: bool
+    ) -> CommitResult:
+        if not self.exists() or replace_schema:
+            self._create(frame, stamp, spec, replace=replace_schema)
+        elif partitions:
+            self._writer(frame, stamp).overwritePartitions()
+        else:
+            self._writer(frame, stamp).overwrite(F.lit(True))
+        return self._result(stamp)
+
+    def replace_where(
+        self,
+        frame: DataFrame,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        *,
+        column: str,
+        start: object,
+        end: object,
+    ) -> CommitResult:
+        if not self.exists():
+            self._create(frame, stamp, spec)
+            return self._result(stamp)
+        condition = F.lit(True)
+        if start is not None:
+            condition = condition & (F.col(quote_ident(column)) >= F.lit(start))
+        if end is not None:
+            condition = condition & (F.col(quote_ident(column)) < F.lit(end))
+        self._writer(frame, stamp).overwrite(condition)
+        return self._result(stamp)
+
+    def apply_changes(
+        self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
+    ) -> CommitResult:
+        if not self.exists():
+            inserts = changes.where(F.col(OP) == "insert").drop(OP)
+            self._create(inserts, stamp, spec)
+            return self._result(stamp)
+        view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
+        changes.createOrReplaceTempView(view)
+        columns = [c for c in changes.columns if c != OP]
+        on = " AND ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in match)
+        set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in columns if c not in match)
+        col_list = ", ".join(quote_ident(c) for c in columns)
+        values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
+        statement = (
+            f"MERGE INTO {self.sql_name} t USING {view} s ON {on} "
+            f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE "
+            + (f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {set_clause} " if set_clause else "")
+            + f"WHEN NOT MATCHED AND s.{OP} = 'insert' THEN INSERT ({col_list}) VALUES ({values})"
+        )
+
+        def run_merge() -> None:
+            self.spark.sql(statement)
+
+        try:
+            run_with_commit_properties(self.spark, stamp.properties(), run_merge)
+        finally:
+            self.spark.catalog.dropTempView(view)
+        return self._result(stamp)
+
+    # --- schema and lifecycle ------------------------------------------------------------------
+
+    def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:
+        for f in plan.added:
+            self.spark.sql(
+                f"ALTER TABLE {self.sql_name} ADD COLUMNS ({quote_ident(f.name)} {f.dataType.simpleString()})"
+            )
+        for name, _, wide in plan.widened:
+            self.spark.sql(
+                f"ALTER TABLE {self.sql_name} ALTER COLUMN {quote_ident(name)} TYPE {wide.simpleString()}"
+            )
+        if plan.added or plan.widened:
+            self.spark.sql(f"REFRESH TABLE {self.sql_name}")
+
+    def drop(self) -> bool:
+        existed = self.exists()
+        if existed:
+            self.spark.sql(f"DROP TABLE IF EXISTS {self.sql_name} PURGE")
+        return existed
+
+    def create_ddl(self, schema: StructType, spec: WriteSpec) -> str:
+        cols = ",\n  ".join(
+            f"{quote_ident(f.name)} {f.dataType.simpleString().upper()}" for f in schema.fields
+        )
+        ddl = f"CREATE TABLE IF NOT EXISTS {self.sql_name} (\n  {cols}\n) USING iceberg"
+        if spec.partition_by:
+            ddl += "\nPARTITIONED BY (" + ", ".join(quote_ident(c) for c in spec.partition_by) + ")"
+        props = self._properties(spec)
+        if props:
+            ddl += (
+                "\nTBLPROPERTIES ("
+                + ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in props.items())
+                + ")"
+            )
+        return ddl
