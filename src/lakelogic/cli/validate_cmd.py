@@ -1,9 +1,107 @@
-"""Placeholder: commands of this module are registered by register(app)."""
+"""``lakelogic validate PATH...`` and ``lakelogic schema``: check contracts, export the JSON Schema."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+from rich.text import Text
+
+from lakelogic.contract.loader import load_contract
+from lakelogic.contract.overrides import parse_set_option
+from lakelogic.contract.schema import contract_json_schema
+from lakelogic.errors import ContractError, Problem
+
+_CONTRACT_SUFFIXES = (".yaml", ".yml")
+
+
+def contract_files(paths: Iterable[Path]) -> list[Path]:
+    """Files given directly, plus every ``*.yaml``/``*.yml`` under given directories whose name does
+    not start with ``_`` (``_domain.yaml``/``_system.yaml`` are hierarchy files, not contracts)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.suffix in _CONTRACT_SUFFIXES and not p.name.startswith("_")
+            )
+        else:
+            found.append(path)
+    return found
+
+
+def _problem_line(problem: Problem) -> Text:
+    line = Text("  ")
+    where = problem.file + (f":{problem.line}:{problem.column}" if problem.line else "")
+    line.append(where, style="bold")
+    line.append(": ")
+    line.append(problem.path or "<root>", style="cyan")
+    line.append(": ")
+    line.append(problem.message, style="red")
+    if problem.value is not None:
+        line.append(f" (got {problem.value})")
+    if problem.suggestion:
+        line.append("; did you mean ")
+        line.append(f"'{problem.suggestion}'", style="green")
+        line.append("?")
+    if problem.allowed:
+        line.append(f"; allowed: {problem.allowed}", style="dim")
+    return line
+
+
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Contract files or directories.", exists=True)],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a key before validation: dotted.path[0].key=value."),
+    ] = None,
+) -> None:
+    """Validate OLC contracts; print every problem, exit 1 if any contract is invalid."""
+    console = Console(highlight=False, soft_wrap=True)
+    overrides = dict(parse_set_option(option) for option in (set_ or []))
+    files = contract_files(paths)
+    if not files:
+        console.print("no contract files found", style="yellow")
+        raise typer.Exit(1)
+    invalid = 0
+    for file in files:
+        try:
+            contract = load_contract(file, overrides=overrides or None)
+        except ContractError as exc:
+            invalid += 1
+            console.print(
+                Text.assemble(("✗ ", "red"), (str(file), "bold"), f"  {len(exc.problems)} problem(s)")
+            )
+            for problem in exc.problems:
+                console.print(_problem_line(problem))
+            continue
+        console.print(Text.assemble(("✓ ", "green"), (str(file), "bold"), f"  {contract.contract_name}"))
+    valid = len(files) - invalid
+    style = "green" if invalid == 0 else "red"
+    console.print(Text(f"{valid} valid, {invalid} invalid ({len(files)} file(s))", style=style))
+    raise typer.Exit(0 if invalid == 0 else 1)
+
+
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON Schema to this file.")
+    ] = None,
+) -> None:
+    """Print (or write) the JSON Schema of LakeLogic contracts, for editor autocompletion."""
+    text = json.dumps(contract_json_schema(), indent=2, ensure_ascii=False)
+    if output is None:
+        typer.echo(text)
+        return
+    output.write_text(text + "\n", encoding="utf-8")
+    Console(highlight=False).print(f"wrote {output}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the `lakelogic` app."""
+    """Add ``validate`` and ``schema`` to the ``lakelogic`` app."""
+    app.command("validate")(validate)
+    app.command("schema")(schema)

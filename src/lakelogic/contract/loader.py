@@ -52,7 +52,7 @@ def load_contract(
         bad_paths = {p.path for p in problems}
         problems += [p for p in exc.problems if p.path not in bad_paths]
     if problems:
-        raise ContractError(problems)
+        raise ContractError(sorted(problems, key=lambda p: (p.line or 10**9, p.column, p.path)))
     contract._source_file = source_file
     return contract
 

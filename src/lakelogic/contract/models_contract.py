@@ -40,7 +40,7 @@ ExtensionKey = Annotated[str, StringConstraints(pattern=EXTENSION_KEY_PATTERN)]
 class Contract(OLCModel):
     """An Open Lakehouse Contract v1 document (plus LakeLogic's documented deviations, §1.5)."""
 
-    version: str
+    version: str = Field(json_schema_extra={"pattern": SEMVER_PATTERN})
     info: Info
     model: Model
     dataset: str | None = None
