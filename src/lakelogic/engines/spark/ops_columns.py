@@ -1,0 +1,169 @@
+"""Spark implementations of the column ops: rename, derive, filter, select, drop, trim, lower, upper,
+coalesce, map_values, split, json_extract, bucket (SEMANTICS §9.2).
+
+Each function is one lazy projection (or filter) over the frame: no actions, no extra jobs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+
+from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_columns
+from lakelogic.engines.spark.ops_sqlviews import expression
+from lakelogic.plan.ops_common import literal, quote
+from lakelogic.plan.steps import Transform
+from lakelogic.types import parse_type
+
+# Java regex: \s without UNICODE_CHARACTER_CLASS is exactly ASCII whitespace [ \t\n\x0B\f\r].
+_TRIM_PATTERNS = {"both": r"\A\s+|\s+\z", "left": r"\A\s+", "right": r"\s+\z"}
+
+
+def apply_rename(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    mappings: dict[str, str] = dict(step.params["mappings"])
+    require_columns(step, frame, mappings, "mappings")
+    # Simultaneous: a target may reuse a name that is itself renamed away in the same op (a <-> b).
+    staying = set(frame.columns) - set(mappings)
+    taken = sorted(t for t in mappings.values() if t in staying)
+    if taken:
+        raise op_error(step, f"target column(s) already exist: {', '.join(taken)}", "mappings")
+    return frame.select(*(col(c).alias(mappings.get(c, c)) for c in frame.columns))
+
+
+def apply_derive(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    sql = step.params.get("sql_spark") or step.params["sql"]
+    return with_columns(frame, {step.params["field"]: expression(step, sql, ctx)})
+
+
+def apply_filter(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    # WHERE keeps TRUE rows only; FALSE and NULL rows are removed (counted as filtered by the engine).
+    return frame.where(expression(step, step.params["sql"], ctx))
+
+
+def apply_select(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    columns = list(step.params["columns"])
+    require_columns(step, frame, columns, "columns")
+    return frame.select(*(col(c) for c in columns))
+
+
+def apply_drop(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    dropped = set(step.params["columns"])  # absent names are ignored (SEMANTICS §9.2)
+    return frame.select(*(col(c) for c in frame.columns if c not in dropped))
+
+
+def _text_fields(step: Transform, frame: DataFrame) -> list[str]:
+    """The op's fields that hold text; other types are left as they are (trimming a number is a no-op)."""
+    fields = list(step.params["fields"])
+    require_columns(step, frame, fields, "fields")
+    return [f for f in fields if isinstance(field_type(frame, f), StringType)]
+
+
+def apply_trim(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    pattern = _TRIM_PATTERNS[step.params.get("side", "both")]
+    return with_columns(frame, {f: F.regexp_replace(col(f), pattern, "") for f in _text_fields(step, frame)})
+
+
+def apply_lower(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    return with_columns(frame, {f: F.lower(col(f)) for f in _text_fields(step, frame)})
+
+
+def apply_upper(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    return with_columns(frame, {f: F.upper(col(f)) for f in _text_fields(step, frame)})
+
+
+def apply_coalesce(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    inputs = list(p["sources"]) or [p["field"]]
+    require_columns(step, frame, inputs, "sources" if p["sources"] else "field")
+    parts = [col(c) for c in inputs]
+    if p.get("default") is not None:
+        parts.append(F.lit(p["default"]))
+    return with_columns(frame, {p["output"]: F.coalesce(*parts)})
+
+
+def apply_map_values(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    require_columns(step, frame, [p["field"]], "field")
+    text = col(p["field"]).cast("string")
+    fallback: Column = F.lit(p["default"]) if p.get("default") is not None else col(p["field"])
+    mapping: dict[str, Any] = dict(p["mapping"])
+    if not mapping:
+        return with_columns(frame, {p["output"]: fallback})
+    items = iter(mapping.items())
+    key, value = next(items)
+    mapped = F.when(text == F.lit(key), F.lit(value))
+    for key, value in items:
+        mapped = mapped.when(text == F.lit(key), F.lit(value))
+    return with_columns(frame, {p["output"]: mapped.otherwise(fallback)})
+
+
+def _java_regex_literal(text: str) -> str:
+    """``text`` as a Java regex matching it literally (re.escape only escapes non-alphanumerics,
+    which Java also reads as literals after a backslash)."""
+    return re.escape(text)
+
+
+def apply_split(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    require_columns(step, frame, [p["field"]], "field")
+    # limit -1 keeps trailing empty parts: "a," -> ["a",""], "" -> [""]; NULL stays NULL.
+    parts = F.split(col(p["field"]).cast("string"), _java_regex_literal(p["delimiter"]), -1)
+    return with_columns(frame, {p["output"]: F.to_json(parts)})
+
+
+def _spark_json_path(segments: tuple[str | int, ...]) -> str:
+    path = "$"
+    for seg in segments:
+        if isinstance(seg, int):
+            path += f"[{seg}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", seg):
+            path += f".{seg}"
+        else:
+            path += f"['{seg}']"
+    return path
+
+
+def apply_json_extract(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    source = p["source"]
+    require_columns(step, frame, [source], "source")
+    source_sql = quote(source)
+    if isinstance(field_type(frame, source), (StructType, MapType, ArrayType)):
+        source_sql = f"to_json({source_sql})"  # nested input (e.g. a JSON object read as a struct)
+    value = f"get_json_object({source_sql}, {literal(_spark_json_path(tuple(p['segments'])))})"
+    if p.get("cast"):
+        target = parse_type(p["cast"])
+        if target.kind == "array":
+            value = f"from_json({value}, '{target.spark_sql()}')"
+        elif target.kind not in ("string", "json"):
+            value = f"try_cast({value} AS {target.spark_sql()})"
+    return with_columns(frame, {p["field"]: F.expr(value)})
+
+
+_BIN_OPS = {
+    "lt": lambda c, v: c < v,
+    "lte": lambda c, v: c <= v,
+    "gt": lambda c, v: c > v,
+    "gte": lambda c, v: c >= v,
+    "eq": lambda c, v: c == v,
+}
+
+
+def apply_bucket(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    require_columns(step, frame, [p["source"]], "source")
+    source = col(p["source"])
+    default = F.lit(p.get("default"))
+    result = F.when(source.isNull(), default)
+    for b in p["bins"]:
+        condition: Column = F.lit(True)
+        for key, make in _BIN_OPS.items():
+            if b.get(key) is not None:
+                condition = condition & make(source, F.lit(b[key]))
+        result = result.when(condition, F.lit(b["label"]))
+    return with_columns(frame, {p["field"]: result.otherwise(default)})

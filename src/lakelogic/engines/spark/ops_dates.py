@@ -1,0 +1,94 @@
+"""Spark implementations of the date ops: date_diff and date_range_explode (SEMANTICS §9.2).
+
+Both accept dates, timestamps, and text in ``YYYY-MM-DD``, ``YYYYMMDD`` or ISO 8601 form (``T`` or
+space, optional fraction and offset/``Z``); unparseable values are NULL. Times are UTC (the session
+time zone is UTC), so "calendar date" means the UTC date.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    DataType,
+    DateType,
+    IntegralType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.ops_frame import col, field_type, require_columns, with_columns
+from lakelogic.plan.steps import Transform
+
+_MICROS = {"seconds": 1_000_000, "minutes": 60_000_000, "hours": 3_600_000_000, "weeks": 604_800_000_000}
+_SEQUENCE_STEP = {"d": "DAY", "w": "DAY", "mo": "MONTH", "h": "HOUR"}
+
+
+def _parse_text(text: Column) -> Column:
+    """Text -> UTC timestamp: 8 digits are ``yyyyMMdd``; otherwise Spark's ISO 8601 timestamp rules."""
+    trimmed = F.trim(text)
+    compact = F.try_to_timestamp(trimmed, F.lit("yyyyMMdd"))
+    return F.when(trimmed.rlike(r"^\d{8}$"), compact).otherwise(F.try_to_timestamp(trimmed))
+
+
+def as_timestamp(column: Column, data_type: DataType) -> Column:
+    """Any date-like column as a UTC timestamp (dates at midnight UTC); anything else is NULL."""
+    if isinstance(data_type, TimestampType):
+        return column
+    if isinstance(data_type, (DateType, TimestampNTZType)):
+        return column.cast("timestamp")
+    if isinstance(data_type, StringType):
+        return _parse_text(column)
+    if isinstance(data_type, IntegralType):  # 20240131 read from JSON as a number
+        return _parse_text(column.cast("string"))
+    return F.lit(None).cast("timestamp")
+
+
+def _timestamp_of(step: Transform, frame: DataFrame, name: str, key: str) -> Column:
+    require_columns(step, frame, [name], key)
+    return as_timestamp(col(name), field_type(frame, name))
+
+
+def apply_date_diff(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    start = _timestamp_of(step, frame, p["from_col"], "from_col")
+    end = _timestamp_of(step, frame, p["to_col"], "to_col")
+    unit = p["unit"]
+    if unit == "days":
+        diff = F.datediff(F.to_date(end), F.to_date(start))
+    elif unit in ("months", "years"):
+        # months_between is fractional (31-day months, time of day counted); truncation toward zero
+        # leaves the whole months elapsed. Spark counts month-end to month-end as a whole month.
+        months = F.months_between(end, start, roundOff=False).cast("long")
+        diff = months if unit == "months" else (months / 12).cast("long")
+    else:
+        elapsed = F.unix_micros(end) - F.unix_micros(start)
+        # long / long is a double; both operands are exact and cast(long) truncates toward zero.
+        diff = (elapsed / F.lit(_MICROS[unit])).cast("long")
+    return with_columns(frame, {p["field"]: diff.cast("long")})
+
+
+def apply_date_range_explode(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    p = step.params
+    unit, count = p["unit"], int(p["count"])
+    start = _timestamp_of(step, frame, p["start_col"], "start_col")
+    end = _timestamp_of(step, frame, p["end_col"], "end_col") if p.get("end_col") else F.lit(None)
+    if unit == "h":
+        # Hourly steps produce timestamps; an open end is the run's as-of instant.
+        first, last = start, F.coalesce(end, F.lit(ctx.as_of).cast("timestamp"))
+    else:
+        # An open end is "today": the run's as-of date (UTC), so reruns of a run are reproducible.
+        first, last = F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date()))
+    amount = count * 7 if unit == "w" else count
+    step_interval = F.expr(f"INTERVAL {amount} {_SEQUENCE_STEP[unit]}")
+    # CASE evaluates only the chosen branch, so sequence() never sees end < start (which it rejects).
+    series = F.when(first.isNull() | (last < first), F.lit(None)).otherwise(
+        F.sequence(first, last, step_interval)
+    )
+    output = p["output"]
+    items = [F.explode(series).alias(output) if c == output else col(c) for c in frame.columns]
+    if output not in frame.columns:
+        items.append(F.explode(series).alias(output))
+    return frame.select(*items)

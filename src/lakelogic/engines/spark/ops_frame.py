@@ -1,0 +1,83 @@
+"""Frame helpers shared by the Spark op implementations: exact column references, in-place column
+replacement, and errors that name the op and its YAML path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from lakelogic.errors import PlanError
+from lakelogic.plan.ops_common import quote
+from lakelogic.plan.steps import Transform
+
+
+def col(name: str) -> Column:
+    """A column by its exact name (dots and spaces are part of the name, not struct access)."""
+    return F.col(quote(name))
+
+
+def op_error(step: Transform, message: str, key: str | None = None, *, hint: str | None = None) -> PlanError:
+    """A plan error for a step, e.g. ``transformations[3].trim.fields: op #3 (trim): ...``."""
+    path = f"{step.yaml_path}.{step.op}" if step.op != "sql" else f"{step.yaml_path}.sql"
+    if key is not None and step.op != "sql":
+        path = f"{path}.{key}"
+    return PlanError(f"op #{step.index} ({step.op}): {message}", yaml_path=path, hint=hint)
+
+
+def require_columns(step: Transform, frame: DataFrame, names: Iterable[str], key: str) -> None:
+    """Every named column must exist (exact, case-sensitive names, SEMANTICS §5.1)."""
+    present = set(frame.columns)
+    missing = [n for n in names if n not in present]
+    if missing:
+        raise op_error(
+            step,
+            f"column(s) not in the frame: {', '.join(missing)}",
+            key,
+            hint=f"available columns: {', '.join(frame.columns)}",
+        )
+
+
+def with_columns(frame: DataFrame, assignments: Mapping[str, Column]) -> DataFrame:
+    """Write columns in one projection: a same-named column is replaced in place, others are appended."""
+    existing = frame.columns
+    items = [assignments[c].alias(c) if c in assignments else col(c) for c in existing]
+    items += [expr.alias(name) for name, expr in assignments.items() if name not in existing]
+    return frame.select(*items)
+
+
+def hidden_name(step: Transform, frame: DataFrame, purpose: str) -> str:
+    """A helper column name that cannot clash with the frame's columns."""
+    base = f"__ll_{purpose}_{step.index}"
+    name, n = base, 0
+    while name in frame.columns:
+        n += 1
+        name = f"{base}_{n}"
+    return name
+
+
+def safe_identifier(text: str) -> str:
+    """``text`` reduced to ``[A-Za-z0-9_]`` for use in view names."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def is_orderable(data_type: DataType) -> bool:
+    """Spark cannot sort or group map values (also inside arrays/structs)."""
+    if isinstance(data_type, MapType):
+        return False
+    if isinstance(data_type, ArrayType):
+        return is_orderable(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return all(is_orderable(f.dataType) for f in data_type.fields)
+    return True
+
+
+def field_type(frame: DataFrame, name: str) -> DataType:
+    """The Spark type of column ``name`` (schema metadata; no job)."""
+    for f in frame.schema.fields:
+        if f.name == name:
+            return f.dataType
+    raise KeyError(name)

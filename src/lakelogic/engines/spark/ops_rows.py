@@ -1,0 +1,75 @@
+"""Spark implementations of deduplicate, deduplicate_by_latest and explode (SEMANTICS §9.2)."""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, StringType
+
+from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.ops_frame import (
+    col,
+    field_type,
+    hidden_name,
+    is_orderable,
+    op_error,
+    require_columns,
+)
+from lakelogic.plan.steps import Transform
+
+
+def apply_deduplicate(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    """One row per key with a window ``row_number`` (one shuffle).
+
+    Order inside a key: ``sort_by`` in ``order`` (NULLs last), then every remaining column ascending
+    with NULLs last, so the survivor never depends on partitioning or input order. Rows with a NULL
+    key value are never collapsed. ``deduplicate_by_latest`` arrives with ``on``/``sort_by``/``order``
+    already set by the compiler.
+    """
+    p = step.params
+    on = list(p["on"])
+    sort_by = list(p["sort_by"] or ())
+    key_name = "key_columns" if step.op == "deduplicate_by_latest" else "on"
+    require_columns(step, frame, on, key_name)
+    require_columns(
+        step, frame, sort_by, "timestamp_column" if step.op == "deduplicate_by_latest" else "sort_by"
+    )
+    orderable = {f.name for f in frame.schema.fields if is_orderable(f.dataType)}
+    keys = on or [c for c in frame.columns if c in orderable]
+    descending = p.get("order", "desc") == "desc"
+    ordering = [col(c).desc_nulls_last() if descending else col(c).asc_nulls_last() for c in sort_by]
+    ordering += [
+        col(c).asc_nulls_last()
+        for c in frame.columns
+        if c not in keys and c not in sort_by and c in orderable
+    ]
+    window = Window.partitionBy(*(col(k) for k in keys)).orderBy(*(ordering or [F.lit(1)]))
+    rank = hidden_name(step, frame, "rn")
+    any_null_key = reduce(lambda a, b: a | b, (col(k).isNull() for k in keys), F.lit(False))
+    ranked = frame.withColumn(rank, F.row_number().over(window))
+    return ranked.where((F.col(rank) == 1) | any_null_key).drop(rank)
+
+
+def _elements(step: Transform, frame: DataFrame, field: str) -> Column:
+    data_type = field_type(frame, field)
+    if isinstance(data_type, ArrayType):
+        return col(field)
+    if isinstance(data_type, StringType):
+        # JSON-array text (e.g. from `split`); non-string elements keep their JSON text, invalid -> NULL.
+        return F.from_json(col(field), ArrayType(StringType()))
+    raise op_error(
+        step, f"column `{field}` is {data_type.simpleString()}, not an array or JSON-array text", "field"
+    )
+
+
+def apply_explode(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    """One row per element; a NULL or empty array gives one row with a NULL output (explode_outer)."""
+    field, output = step.params["field"], step.params["output"]
+    require_columns(step, frame, [field], "field")
+    exploded = F.explode_outer(_elements(step, frame, field)).alias(output)
+    items = [exploded if c == output else col(c) for c in frame.columns]
+    if output not in frame.columns:
+        items.append(exploded)
+    return frame.select(*items)
