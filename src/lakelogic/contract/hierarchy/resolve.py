@@ -1,0 +1,412 @@
+"""The effective contract: domain → system → contract file → ``--set``, locked, bound, validated.
+
+DRIVER §2.1 (discovery), §2.4 (merge order, locked paths), §2.5 (environment binding and
+placeholders). Policy packs (§10) are not applied yet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lakelogic.contract.hierarchy.merge import Merger, Origin, drop_nulls, get_path, has_path
+from lakelogic.contract.hierarchy.models import (
+    DomainFile,
+    Storage,
+    SystemFile,
+    parse_domain,
+    parse_storage,
+    parse_system,
+)
+from lakelogic.contract.hierarchy.placeholders import substitute
+from lakelogic.contract.hierarchy.yamlio import read_yaml
+from lakelogic.contract.loader import prepare_document, validate_document
+from lakelogic.contract.models import Contract
+from lakelogic.contract.overrides import apply_overrides, parse_override_path
+from lakelogic.contract.yaml_io import load_yaml
+from lakelogic.errors import ContractError, Problem
+from lakelogic.types import LAYERS, normalize_layer, slugify
+
+ROOT_MARKERS = (".git", "pyproject.toml", "lakelogic.yaml")
+DEFAULT_ENV = "dev"
+_LAYER_KEYS = tuple(f"{layer}_layer" for layer in LAYERS)
+# Contract blocks that receive hierarchy defaults only when the contract declares them: adding a
+# `materialization` block would make a non-writing contract write (SEMANTICS §1.4).
+_DECLARED_ONLY = ("materialization", "server", "extraction")
+
+
+@dataclass
+class EffectiveContract:
+    contract: Contract
+    data: dict[str, Any]
+    origins: dict[str, Origin]
+    domain: DomainFile | None
+    system: SystemFile | None
+    storage: Storage
+    environment: str
+    layer: str | None
+    contract_file: Path
+    domain_file: Path | None = None
+    system_file: Path | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    placeholders: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.contract.contract_name
+
+    def origin(self, path: str) -> Origin | None:
+        """Origin of a leaf, or of the nearest recorded ancestor/descendant mapping."""
+        if path in self.origins:
+            return self.origins[path]
+        parts = path.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:i])
+            if parent in self.origins:
+                return self.origins[parent]
+        return None
+
+
+def find_project_root(start: Path) -> Path:
+    for candidate in (start, *start.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return Path(start.anchor)
+
+
+def _nearest(start: Path, name: str, root: Path) -> Path | None:
+    for candidate in (start, *start.parents):
+        if (candidate / name).is_file():
+            return candidate / name
+        if candidate == root:
+            break
+    return None
+
+
+def find_hierarchy(contract_path: Path) -> tuple[Path | None, Path | None]:
+    """``(_domain.yaml, _system.yaml)`` of a contract, either possibly None (DRIVER §2.1)."""
+    here = contract_path.resolve().parent
+    root = find_project_root(here)
+    system = _nearest(here, "_system.yaml", root)
+    domain = _nearest(system.parent if system else here, "_domain.yaml", root)
+    return domain, system
+
+
+def _hierarchy_layers(doc: DomainFile | SystemFile, layer: str | None) -> list[tuple[str, Any]]:
+    """``(contract path, value)`` pairs a hierarchy file contributes, in merge order."""
+    out: list[tuple[str, Any]] = []
+    if doc.ownership is not None:
+        owner = doc.ownership.team or doc.ownership.domain_owner
+        if owner:
+            out.append(("info.owner", owner))
+        if doc.ownership.contacts:
+            first = doc.ownership.contacts[0].model_dump(exclude_none=True)
+            out.append(("info.contact", {k: str(v) for k, v in first.items()}))
+    for block in ("quarantine", "lineage", "compliance", "metadata"):
+        value = getattr(doc, block)
+        if value is not None:
+            out.append((block, value))
+    if doc.materialization:
+        for key in ("_all", layer):
+            if key and doc.materialization.get(key):
+                out.append(("materialization", doc.materialization[key]))
+    if doc.server and layer and doc.server.get(layer):
+        out.append(("server", doc.server[layer]))
+    if doc.notifications and doc.notifications_enabled is not False:
+        out.append(("quarantine.notifications", list(doc.notifications)))
+    if doc.slo and layer:
+        fresh = (doc.slo.get("freshness") or {}).get(layer)
+        if isinstance(fresh, Mapping) and fresh.get("max_delay_minutes") is not None:
+            slo: dict[str, Any] = {"threshold": f"{fresh['max_delay_minutes']}m"}
+            if fresh.get("check_columns"):
+                slo["field"] = fresh["check_columns"][0]
+            out.append(("service_levels.freshness", slo))
+        rows = (doc.slo.get("row_count") or {}).get(layer)
+        if isinstance(rows, Mapping):
+            keep = {k: rows[k] for k in ("min_rows", "max_rows", "check_field") if k in rows}
+            if keep:
+                out.append(("service_levels.row_count", keep))
+    if isinstance(doc, SystemFile) and doc.extraction_defaults:
+        out.append(("extraction", doc.extraction_defaults))
+    return out
+
+
+def _contract_layer(data: Mapping[str, Any], layer: str | None) -> str | None:
+    info = data.get("info") or {}
+    return (
+        normalize_layer(layer)
+        or normalize_layer(info.get("target_layer"))
+        or normalize_layer(data.get("tier"))
+    )
+
+
+def _check_identity(
+    merged: Mapping[str, Any],
+    origins: Mapping[str, Origin],
+    domain: DomainFile | None,
+    system: SystemFile | None,
+    files: tuple[Path | None, Path | None],
+) -> list[Problem]:
+    problems: list[Problem] = []
+    system_file = files[1]
+    if domain and system and system.domain and system.domain != domain.domain:
+        problems.append(
+            Problem(
+                file=str(system_file),
+                path="domain",
+                message="differs from the locked domain name",
+                value=system.domain,
+                allowed=domain.domain,
+            )
+        )
+    for key, doc in (("domain", domain), ("system", system)):
+        if doc is None:
+            continue
+        expected = doc.domain if isinstance(doc, DomainFile) else doc.system
+        actual = get_path(merged, f"info.{key}")
+        if actual is not None and actual != expected:
+            origin = origins.get(f"info.{key}")
+            problems.append(
+                Problem(
+                    file=_file_of(origin, "<contract>"),
+                    path=f"info.{key}",
+                    message=f"must equal the enclosing {key} name"
+                    + (" (locked by the domain)" if key == "domain" else ""),
+                    value=str(actual),
+                    allowed=str(expected),
+                )
+            )
+    return problems
+
+
+def _file_of(origin: Origin | None, default: str) -> str:
+    if origin is None:
+        return default
+    source = origin.source
+    for prefix in ("domain:", "system:", "contract:", "policy_pack:"):
+        if source.startswith(prefix):
+            return source[len(prefix) :]
+    return source
+
+
+def _check_locked(
+    merged: Mapping[str, Any],
+    origins: Mapping[str, Origin],
+    locked: Mapping[str, Any],
+    domain_file: Path | None,
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for path, value in locked.items():
+        actual = get_path(merged, path)
+        if actual != value:
+            origin = origins.get(path)
+            problems.append(
+                Problem(
+                    file=_file_of(origin, "<contract>"),
+                    path=path,
+                    message=f"is locked by the domain ({domain_file}) and may not be changed",
+                    value=str(actual),
+                    allowed=str(value),
+                )
+            )
+    return problems
+
+
+def _normalise_override_path(path: str) -> str:
+    return ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in parse_override_path(path)).replace(
+        ".[", "["
+    )
+
+
+def resolve_effective(
+    contract_path: str | Path,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    env: str | None = None,
+    layer: str | None = None,
+    entity: str | None = None,
+) -> EffectiveContract:
+    """Resolve the effective contract of one file (DRIVER §2.4, §2.5); every problem in one error."""
+    path = Path(contract_path).resolve()
+    domain_file, system_file = find_hierarchy(path)
+    domain = parse_domain(read_yaml(domain_file), domain_file) if domain_file else None
+    system = parse_system(read_yaml(system_file), system_file) if system_file else None
+    raw, positions = load_yaml(path)
+    contract_doc = prepare_document(raw, file=str(path), positions=positions)
+    the_layer = _contract_layer(contract_doc, layer)
+
+    merger = Merger()
+    locked: dict[str, Any] = {}
+    if domain is not None and domain_file is not None:
+        source = f"domain:{domain_file}"
+        merger.add({"info": {"domain": domain.domain}}, source, hierarchy=True)
+        for at, value in _hierarchy_layers(domain, the_layer):
+            if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
+                continue
+            merger.add(value, source, hierarchy=True, at=at)
+        locked["info.domain"] = domain.domain
+        for lpath in domain.locked:
+            if has_path(merger.data, lpath):
+                locked[lpath] = get_path(merger.data, lpath)
+    if system is not None and system_file is not None:
+        source = f"system:{system_file}"
+        merger.add({"info": {"system": system.system}}, source, hierarchy=True)
+        if system.domain and domain is None:
+            merger.add({"info": {"domain": system.domain}}, source, hierarchy=True)
+        for at, value in _hierarchy_layers(system, the_layer):
+            if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
+                continue
+            merger.add(value, source, hierarchy=True, at=at)
+    merger.add(contract_doc, f"contract:{path}", hierarchy=False)
+    data = merger.data
+    set_values = dict(overrides or {})
+    for opath, value in set_values.items():
+        norm = _normalise_override_path(opath)
+        existed = norm in merger.origins or any(p.startswith(norm + ".") for p in merger.origins)
+        data = apply_overrides(data, {opath: value})
+        merger.origins = {p: o for p, o in merger.origins.items() if not p.startswith(norm + ".")}
+        merger.origins[norm] = Origin("override:--set", "overridden" if existed else "declared")
+    origins = merger.mark_deep_merged()
+    for lpath in locked:
+        if lpath in origins and origins[lpath].source.startswith("domain:"):
+            origins[lpath] = Origin(origins[lpath].source, "locked")
+
+    problems = _check_identity(data, origins, domain, system, (domain_file, system_file))
+    problems += [p for p in _check_locked(data, origins, locked, domain_file) if p.path != "info.domain"]
+    problems += _check_hierarchy_locks(domain, system, domain_file, system_file)
+    if problems:
+        raise ContractError(problems)
+
+    environment, env_values = _bind_environment(env, system, system_file)
+    storage_block: dict[str, Any] = {}
+    for doc in (domain, system):
+        if doc is not None and doc.storage:
+            storage_block.update(doc.storage)
+    storage = parse_storage(storage_block, str(system_file or domain_file or path))
+    values = _placeholders(data, domain, system, environment, env_values, storage, the_layer, entity)
+    for key in env_values:
+        origins.setdefault(
+            f"environments.{environment}.{key}", Origin(f"environment:{environment}", "inherited")
+        )
+
+    def origin_file(p: str) -> str:
+        return _file_of(origins.get(p.split("[")[0]), str(path))
+
+    bound = drop_nulls(substitute(data, values, origin_of=origin_file, default_file=str(path)))
+    try:
+        contract = validate_document(bound, file=str(path), positions=positions)
+    except ContractError as exc:
+        raise ContractError([_reattribute(p, origins, str(path)) for p in exc.problems]) from None
+    contract._source_file = path
+    return EffectiveContract(
+        contract=contract,
+        data=bound,
+        origins=origins,
+        domain=domain,
+        system=system,
+        storage=storage,
+        environment=environment,
+        layer=the_layer,
+        contract_file=path,
+        domain_file=domain_file,
+        system_file=system_file,
+        overrides=set_values,
+        placeholders=values,
+    )
+
+
+def _reattribute(problem: Problem, origins: Mapping[str, Origin], default: str) -> Problem:
+    """A bad value inherited from a hierarchy file is reported against that file."""
+    path = problem.path.split("[")[0]
+    origin = origins.get(path)
+    while origin is None and "." in path:
+        path = path.rsplit(".", 1)[0]
+        origin = origins.get(path)
+    file = _file_of(origin, default) if origin and not origin.source.startswith("contract:") else problem.file
+    if file == problem.file:
+        return problem
+    return dataclasses.replace(problem, file=file, line=0, column=0)
+
+
+def _check_hierarchy_locks(
+    domain: DomainFile | None, system: SystemFile | None, domain_file: Path | None, system_file: Path | None
+) -> list[Problem]:
+    """A system may not change the domain's ``notifications_enabled`` or ``cost.currency``."""
+    if domain is None or system is None:
+        return []
+    problems = []
+    pairs = [
+        ("notifications_enabled", domain.notifications_enabled, system.notifications_enabled),
+        (
+            "cost.currency",
+            (domain.cost or {}).get("currency"),
+            (system.cost or {}).get("currency"),
+        ),
+    ]
+    for key, locked_value, value in pairs:
+        if locked_value is not None and value is not None and value != locked_value:
+            problems.append(
+                Problem(
+                    file=str(system_file),
+                    path=key,
+                    message=f"is locked by the domain ({domain_file}) and may not be changed",
+                    value=str(value),
+                    allowed=str(locked_value),
+                )
+            )
+    return problems
+
+
+def _bind_environment(
+    env: str | None, system: SystemFile | None, system_file: Path | None
+) -> tuple[str, dict[str, str]]:
+    name = env or os.environ.get("LAKELOGIC_ENV") or DEFAULT_ENV
+    if system is None or not system.environments:
+        return name, {}
+    if name not in system.environments:
+        raise ContractError(
+            Problem(
+                file=str(system_file),
+                path="environments",
+                message=f"environment '{name}' is not defined",
+                allowed=", ".join(sorted(system.environments)),
+            )
+        )
+    values = system.environments[name].model_dump()
+    return name, {k: str(v) for k, v in values.items() if v is not None and not isinstance(v, dict | list)}
+
+
+def _placeholders(
+    data: Mapping[str, Any],
+    domain: DomainFile | None,
+    system: SystemFile | None,
+    environment: str,
+    env_values: Mapping[str, str],
+    storage: Storage,
+    layer: str | None,
+    entity: str | None,
+) -> dict[str, str]:
+    info = data.get("info") or {}
+    table = info.get("table_name") or slugify(str(info.get("title") or ""))
+    name = data.get("dataset") or table
+    values: dict[str, str] = {"env": environment, "table": str(table), "entity": str(entity or name)}
+    if domain is not None:
+        values["domain"] = domain.domain
+    if system is not None:
+        values["system"] = system.system
+    if layer:
+        values["layer"] = layer
+    for layer_name, key in zip(LAYERS, _LAYER_KEYS, strict=True):
+        values[key] = str(getattr(domain, key, None) or layer_name) if domain else layer_name
+    for key, value in storage.model_dump().items():
+        if value is not None and not isinstance(value, dict | list):
+            values[key] = str(value)
+    values.update(env_values)
+    catalog = env_values.get("catalog") or storage.catalog
+    if catalog:
+        values["catalog"] = catalog
+    return values

@@ -1,0 +1,195 @@
+"""Domain → system → contract inheritance, locked paths, environments and placeholders (DRIVER §2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from lakelogic.contract.hierarchy import find_hierarchy, resolve_effective
+from lakelogic.errors import ContractError
+
+CONTRACT = """\
+version: 1.0.0
+info: {{title: Orders, table_name: orders, target_layer: silver}}
+model:
+  fields:
+    - {{name: id, type: string}}
+{extra}
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    write(
+        tmp_path / "retail" / "_domain.yaml",
+        """\
+        domain: retail
+        x-common: &owner {team: retail-data}
+        ownership: *owner
+        materialization:
+          _all: {format: iceberg, partition_by: [day]}
+        metadata: {max_quarantine_ratio: 0.2, keep: domain}
+        lineage: {enabled: true}
+        notifications:
+          - {type: email, to: data@example.com}
+        locked: [lineage.enabled]
+        """,
+    )
+    write(
+        tmp_path / "retail" / "crm" / "_system.yaml",
+        """\
+        system: crm
+        domain: retail
+        environments:
+          dev: {catalog: lake_dev, storage_root: /tmp/dev}
+          prod: {catalog: lake_prod, storage_root: /tmp/prod}
+        storage: {catalog: lake}
+        materialization:
+          silver: {strategy: merge}
+        metadata: {max_quarantine_ratio: 0.1}
+        notifications:
+          - {type: email, to: data@example.com}
+          - {type: slack, channel: "#crm"}
+        """,
+    )
+    return tmp_path
+
+
+def contract(project: Path, extra: str = "", name: str = "orders.yaml") -> Path:
+    return write(project / "retail" / "crm" / "silver" / name, CONTRACT.format(extra=dedent(extra)))
+
+
+def test_discovery_finds_system_and_domain(project: Path) -> None:
+    path = contract(project)
+    domain, system = find_hierarchy(path)
+    assert domain == project / "retail" / "_domain.yaml"
+    assert system == project / "retail" / "crm" / "_system.yaml"
+
+
+def test_discovery_stops_at_project_root(tmp_path: Path) -> None:
+    write(tmp_path / "_domain.yaml", "domain: outside\n")
+    inner = tmp_path / "proj"
+    write(inner / "pyproject.toml", "")
+    path = write(inner / "c.yaml", CONTRACT.format(extra=""))
+    assert find_hierarchy(path) == (None, None)
+
+
+def test_merge_order_and_origins(project: Path) -> None:
+    path = contract(
+        project, "primary_key: [id]\nmaterialization: {partition_by: [month]}\nmetadata: {keep: null}\n"
+    )
+    eff = resolve_effective(path, env="dev")
+    mat = eff.data["materialization"]
+    assert mat == {"format": "iceberg", "partition_by": ["month"], "strategy": "merge"}
+    assert eff.contract.materialization is not None and eff.contract.materialization.strategy == "merge"
+    assert eff.origins["materialization.format"].how == "inherited"
+    assert eff.origins["materialization.format"].source.startswith("domain:")
+    assert eff.origins["materialization.strategy"].source.startswith("system:")
+    assert eff.origins["materialization.partition_by"].how == "overridden"
+    assert eff.origins["materialization"].how == "deep-merged"
+    # system beats domain per leaf; explicit null clears the inherited value
+    assert eff.data["metadata"] == {"max_quarantine_ratio": 0.1}
+    assert eff.data["info"]["domain"] == "retail" and eff.data["info"]["system"] == "crm"
+    assert eff.data["info"]["owner"] == "retail-data"  # x- anchor holder resolved, key ignored
+    assert eff.origins["lineage.enabled"].how == "locked"
+
+
+def test_no_materialization_block_is_not_invented(project: Path) -> None:
+    eff = resolve_effective(contract(project), env="dev")
+    assert "materialization" not in eff.data
+    assert eff.contract.materialization is None
+
+
+def test_notifications_concatenate_and_dedupe(project: Path) -> None:
+    path = contract(project, "quarantine:\n  notifications:\n    - {type: slack, channel: '#mine'}\n")
+    eff = resolve_effective(path, env="dev")
+    dests = [(n["type"], n.get("to") or n.get("channel")) for n in eff.data["quarantine"]["notifications"]]
+    assert dests == [("email", "data@example.com"), ("slack", "#crm"), ("slack", "#mine")]
+    assert eff.origins["quarantine.notifications"].how == "concatenated"
+
+
+def test_locked_path_changed_by_contract_is_an_error(project: Path) -> None:
+    path = contract(project, "lineage: {enabled: false}\n")
+    with pytest.raises(ContractError) as info:
+        resolve_effective(path, env="dev")
+    problem = info.value.problems[0]
+    assert problem.file == str(path) and problem.path == "lineage.enabled"
+    assert "locked" in problem.message
+
+
+def test_locked_path_changed_by_set_is_an_error(project: Path) -> None:
+    with pytest.raises(ContractError) as info:
+        resolve_effective(contract(project), env="dev", overrides={"lineage.enabled": "false"})
+    assert info.value.problems[0].file == "override:--set"
+
+
+def test_set_override_is_typed_and_tracked(project: Path) -> None:
+    eff = resolve_effective(contract(project), env="dev", overrides={"metadata.max_quarantine_ratio": "0.3"})
+    assert eff.data["metadata"]["max_quarantine_ratio"] == 0.3
+    assert eff.origins["metadata.max_quarantine_ratio"].source == "override:--set"
+    assert eff.origins["metadata.max_quarantine_ratio"].how == "overridden"
+
+
+def test_contract_domain_must_match(project: Path) -> None:
+    path = write(
+        project / "retail" / "crm" / "silver" / "x.yaml",
+        CONTRACT.format(extra="").replace("target_layer: silver", "target_layer: silver, domain: sales"),
+    )
+    with pytest.raises(ContractError, match=r"info\.domain: must equal the enclosing domain"):
+        resolve_effective(path, env="dev")
+
+
+def test_system_domain_must_match(project: Path) -> None:
+    sysfile = project / "retail" / "crm" / "_system.yaml"
+    sysfile.write_text(sysfile.read_text().replace("domain: retail", "domain: other"))
+    with pytest.raises(ContractError) as info:
+        resolve_effective(contract(project), env="dev")
+    assert info.value.problems[0].file == str(sysfile)
+
+
+def test_placeholders_environment_and_escapes(project: Path) -> None:
+    extra = """\
+    source: {type: iceberg, path: "{catalog}.{layer}.{table}"}
+    quality:
+      row_rules:
+        - {name: id_format, sql: "id RLIKE '^C[0-9]{5}$' AND '{{literal}}' <> ''"}
+    """
+    eff = resolve_effective(contract(project, extra), env="prod")
+    assert eff.data["source"]["path"] == "lake_prod.silver.orders"
+    assert eff.data["quality"]["row_rules"][0]["sql"] == "id RLIKE '^C[0-9]{5}$' AND '{literal}' <> ''"
+    assert eff.environment == "prod"
+
+
+def test_unknown_placeholder_in_location_key_is_an_error(project: Path) -> None:
+    path = contract(project, 'source: {type: iceberg, path: "{nope}.x"}\n')
+    with pytest.raises(ContractError, match=r"source\.path: unknown placeholder \{nope\}"):
+        resolve_effective(path, env="dev")
+
+
+def test_unknown_environment_is_an_error(project: Path) -> None:
+    with pytest.raises(ContractError, match="environment 'qa' is not defined"):
+        resolve_effective(contract(project), env="qa")
+
+
+def test_unknown_hierarchy_key_is_an_error(project: Path) -> None:
+    dom = project / "retail" / "_domain.yaml"
+    dom.write_text(dom.read_text() + "bogus: 1\n")
+    with pytest.raises(ContractError, match="bogus: unknown key"):
+        resolve_effective(contract(project), env="dev")
+
+
+def test_bad_inherited_value_names_the_hierarchy_file(project: Path) -> None:
+    dom = project / "retail" / "_domain.yaml"
+    dom.write_text(dom.read_text().replace("lineage: {enabled: true}", "lineage: {enabled: true, bogus: 1}"))
+    with pytest.raises(ContractError) as info:
+        resolve_effective(contract(project), env="dev")
+    assert any(p.file == str(dom) and p.path.startswith("lineage") for p in info.value.problems)
