@@ -1,0 +1,237 @@
+"""Bad contracts give one clear problem each: file, line, YAML path, allowed values, suggestion."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from lakelogic.errors import ContractError
+
+from .conftest import MINIMAL, only_problem, problems_of
+
+Write = Callable[[str], Path]
+
+
+def test_typo_in_materialization_key(write_contract: Write) -> None:
+    path = write_contract(MINIMAL + "materialization:\n  stratgy: merge\n")
+    problem = only_problem(path)
+    assert problem.file == str(path)
+    assert problem.path == "materialization.stratgy"
+    assert (problem.line, problem.column) == (11, 3)
+    assert problem.message == "unknown key"
+    assert problem.suggestion == "strategy"
+    assert problem.allowed is not None and "strategy" in problem.allowed.split(", ")
+    rendered = problem.render()
+    assert f"{path}:11:3: materialization.stratgy" in rendered and "did you mean 'strategy'" in rendered
+
+
+def test_typo_row_rule(write_contract: Write) -> None:
+    path = write_contract(MINIMAL + "quality:\n  row_rule:\n    - {name: a, sql: id > 0}\n")
+    problem = only_problem(path)
+    assert problem.path == "quality.row_rule"
+    assert problem.suggestion == "row_rules"
+    assert (problem.line, problem.column) == (11, 3)
+
+
+def test_wrong_field_type(write_contract: Write) -> None:
+    path = write_contract(MINIMAL.replace("type: string", "type: strng"))
+    problem = only_problem(path)
+    assert problem.path == "model.fields[1].type"
+    assert (problem.line, problem.column) == (9, 7)
+    assert problem.value == "'strng'"
+    assert problem.suggestion == "string"
+    assert problem.allowed is not None and "decimal(p,s)" in problem.allowed
+
+
+def test_type_names_are_case_insensitive_and_aliases_accepted(write_contract: Write) -> None:
+    from lakelogic.contract.loader import load_contract
+
+    text = MINIMAL.replace("type: string", "type: VARCHAR(20)").replace(
+        "type: integer", "type: decimal(10,2)"
+    )
+    contract = load_contract(write_contract(text))
+    assert [str(f.logical_type) for f in contract.model.fields] == ["decimal(10,2)", "string"]
+
+
+def test_unknown_op(write_contract: Write) -> None:
+    path = write_contract(MINIMAL + "transformations:\n  - derrive: {field: x, sql: '1'}\n")
+    problem = only_problem(path)
+    assert problem.path == "transformations[0].derrive"
+    assert (problem.line, problem.column) == (11, 5)
+    assert problem.suggestion == "derive"
+    assert problem.allowed is not None
+    assert {"derive", "sql", "rename", "date_range_explode"} <= set(problem.allowed.split(", "))
+
+
+def test_two_ops_in_one_item(write_contract: Write) -> None:
+    path = write_contract(
+        MINIMAL + "transformations:\n  - derive: {field: x, sql: '1'}\n    filter: {sql: x > 0}\n"
+    )
+    problem = only_problem(path)
+    assert problem.path == "transformations[0]"
+    assert "exactly one op" in problem.message and "derive, filter" in problem.message
+
+
+def test_closed_value_sets(write_contract: Write) -> None:
+    path = write_contract(
+        MINIMAL
+        + "source: {type: landing, format: parquett, load_mode: incremental}\n"
+        + "materialization: {strategy: upsert}\n"
+    )
+    problems = {p.path: p for p in problems_of(path)}
+    assert set(problems) == {"source.format", "materialization.strategy"}
+    assert problems["source.format"].suggestion == "parquet"
+    assert problems["materialization.strategy"].allowed == "append, overwrite, merge, scd2"
+    assert problems["materialization.strategy"].value == "'upsert'"
+
+
+def test_closed_values_are_case_insensitive(write_contract: Write) -> None:
+    from lakelogic.contract.loader import load_contract
+
+    text = MINIMAL + "primary_key: [id]\nmaterialization: {strategy: MERGE, format: Delta}\n"
+    mat = load_contract(write_contract(text)).materialization
+    assert mat is not None and (mat.strategy, mat.format) == ("merge", "delta")
+
+
+def test_unsupported_target_format(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "materialization: {format: ducklake}\n"))
+    assert problem.path == "materialization.format"
+    assert problem.allowed == "iceberg, delta, parquet, csv, json"
+
+
+def test_unquoted_version_float(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL.replace('version: "1.0.0"', "version: 1.0")))
+    assert problem.path == "version"
+    assert (problem.line, problem.column) == (1, 1)
+    assert "quote it" in problem.message
+
+
+def test_version_not_semver(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL.replace('"1.0.0"', '"1.0"')))
+    assert problem.path == "version" and "SemVer" in problem.message
+
+
+def test_semver_prerelease_accepted(write_contract: Write) -> None:
+    from lakelogic.contract.loader import load_contract
+
+    assert load_contract(write_contract(MINIMAL.replace('"1.0.0"', "2.1.0-rc.1"))).version == "2.1.0-rc.1"
+
+
+def test_all_problems_reported_at_once(write_contract: Write) -> None:
+    text = (
+        MINIMAL.replace("type: string", "type: strng")
+        + "quality:\n  row_rules:\n    - {name: r, sql: id > 0, severity: fatal}\n"
+        + "materialization:\n  stratgy: merge\n"
+    )
+    problems = problems_of(write_contract(text))
+    assert [p.path for p in problems] == [
+        "model.fields[1].type",
+        "quality.row_rules[0].severity",
+        "materialization.stratgy",
+    ]
+    assert [p.line for p in problems] == sorted(p.line for p in problems)
+
+
+def test_missing_required_keys(write_contract: Write) -> None:
+    problems = problems_of(write_contract('version: "1.0.0"\ninfo: {description: x}\n'))
+    assert {p.path for p in problems} == {"info.title", "model"}
+    assert all(p.message == "required key is missing" for p in problems)
+
+
+def test_primary_key_misplaced_under_model(write_contract: Write) -> None:
+    text = MINIMAL.replace("model:\n", "model:\n  primary_key: [id]\n")
+    problem = only_problem(write_contract(text))
+    assert problem.path == "model.primary_key"
+    assert "top-level key" in problem.message
+    assert problem.suggestion is None
+
+
+def test_unique_on_a_field(write_contract: Write) -> None:
+    text = MINIMAL.replace("type: integer", "type: integer\n      unique: true")
+    problem = only_problem(write_contract(text))
+    assert problem.path == "model.fields[0].unique"
+    assert "dataset_rules" in problem.message
+
+
+def test_row_rule_without_sql_or_shorthand(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_nul: id\n"))
+    assert problem.path == "quality.row_rules[0]"
+    assert problem.suggestion == "not_null"
+    assert "row rule needs" in problem.message
+
+
+def test_row_rule_bad_shorthand_parameter(write_contract: Write) -> None:
+    text = MINIMAL + "quality:\n  row_rules:\n    - regex_match: {field: email, patern: '^x'}\n"
+    problems = {p.path: p for p in problems_of(write_contract(text))}
+    assert problems["quality.row_rules[0].regex_match.patern"].suggestion == "pattern"
+    assert problems["quality.row_rules[0].regex_match.pattern"].message == "required key is missing"
+
+
+def test_yaml_1_2_boolean_rejected_for_flag(write_contract: Write) -> None:
+    problem = only_problem(
+        write_contract(MINIMAL.replace("type: integer", "type: integer\n      required: yes"))
+    )
+    assert problem.path == "model.fields[0].required"
+    assert problem.value == "'yes'"
+    assert problem.allowed is not None and problem.allowed.startswith("true, false")
+
+
+def test_extensions_keys_must_be_namespaced(write_contract: Write) -> None:
+    from lakelogic.contract.loader import load_contract
+
+    ok = load_contract(
+        write_contract(MINIMAL + "extensions:\n  com.acme.retention: 30\n  x-acme-owner: me\n")
+    )
+    assert ok.extensions == {"com.acme.retention": 30, "x-acme-owner": "me"}
+    problem = only_problem(write_contract(MINIMAL + "extensions:\n  retention: 30\n"))
+    assert problem.path.startswith("extensions")
+
+
+def test_x_keys_outside_extensions_are_unknown(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "x-acme-owner: me\n"))
+    assert problem.path == "x-acme-owner" and problem.message == "unknown key"
+
+
+def test_literal_credential_rejected_and_masked(write_contract: Write) -> None:
+    text = MINIMAL + "source:\n  type: database\n  path: env:DB_URL\n  options:\n    password: hunter2\n"
+    problem = only_problem(write_contract(text))
+    assert problem.path == "source.options.password"
+    assert problem.value == "***"
+    assert "hunter2" not in problem.render()
+
+
+def test_credential_references_accepted(write_contract: Write) -> None:
+    from lakelogic.contract.loader import load_contract
+
+    text = (
+        MINIMAL
+        + "source:\n  type: dlt\n  dlt:\n    source: stripe\n    credentials:\n"
+        + "      api_key: env:STRIPE\n      client_secret: keyvault://v/s\n      token: databricks://scope/k\n"
+        + "      password: ${PW}\n"
+    )
+    contract = load_contract(write_contract(text), env={"PW": "s3cret"})
+    assert contract.source is not None and contract.source.dlt is not None
+    assert contract.source.dlt.credentials == {
+        "api_key": "env:STRIPE",
+        "client_secret": "keyvault://v/s",
+        "token": "databricks://scope/k",
+        "password": "s3cret",
+    }
+
+
+def test_contract_error_is_raised_for_non_mapping(write_contract: Write) -> None:
+    problem = only_problem(write_contract("- a\n- b\n"))
+    assert "mapping" in problem.message
+
+
+def test_problem_message_lists_every_problem() -> None:
+    from lakelogic.contract.loader import load_contract
+
+    try:
+        load_contract({"version": "1.0.0", "info": {"title": "t"}, "model": {"fields": [{"name": "a"}]}})
+    except ContractError as exc:
+        assert exc.problems[0].path == "model.fields[0].type"
+        assert exc.problems[0].file == "<contract>"
+        assert "model.fields[0].type" in str(exc)
+    else:  # pragma: no cover - the contract above is invalid
+        raise AssertionError("expected a ContractError")
