@@ -1,0 +1,49 @@
+"""The Spark contract runner of the driver: one shared session, one FAIR pool and job group per node.
+
+``spark.scheduler.pool`` and the job group are thread-local properties in PySpark (pinned thread mode,
+the default), so they are set inside the worker thread that runs the contract (DRIVER §4.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lakelogic.driver.runner import ContractRunner, RunRequest
+from lakelogic.report import RunReport
+
+
+def spark_contract_runner(
+    spark: Any, *, engine: str = "spark"
+) -> tuple[ContractRunner, Callable[[str], None]]:
+    """``(runner, cancel)``: the runner executes one node; ``cancel(node_id)`` cancels its Spark jobs."""
+    from lakelogic.api import DataProcessor
+
+    context = spark.sparkContext
+
+    def run(request: RunRequest) -> RunReport:
+        node = request.node
+        context.setLocalProperty("spark.scheduler.pool", node.id)
+        context.setJobGroup(node.id, f"lakelogic {node.id} run {request.run_id}", interruptOnCancel=True)
+        try:
+            contract = node.effective.contract if node.effective is not None else node.contract_file
+            processor = DataProcessor(contract, engine=engine, spark=spark)
+            window = (request.window.start, request.window.end)
+            result = processor.run(
+                materialize=True,
+                run_id=request.run_id,
+                pipeline_run_id=request.pipeline_run_id,
+                window=window,
+            )
+            report: RunReport = result.report
+            report.window.label = request.window.label
+            report.window.reason = request.window.reason
+            return report
+        finally:
+            context.setLocalProperty("spark.scheduler.pool", None)
+            context.setLocalProperty("spark.jobGroup.id", None)
+
+    def cancel(node_id: str) -> None:
+        context.cancelJobGroup(node_id)
+
+    return run, cancel
