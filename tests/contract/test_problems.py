@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from lakelogic.contract.loader import load_contract
 from lakelogic.errors import ContractError
 
 from .conftest import MINIMAL, only_problem, problems_of
@@ -44,8 +45,6 @@ def test_wrong_field_type(write_contract: Write) -> None:
 
 
 def test_type_names_are_case_insensitive_and_aliases_accepted(write_contract: Write) -> None:
-    from lakelogic.contract.loader import load_contract
-
     text = MINIMAL.replace("type: string", "type: VARCHAR(20)").replace(
         "type: integer", "type: decimal(10,2)"
     )
@@ -86,8 +85,6 @@ def test_closed_value_sets(write_contract: Write) -> None:
 
 
 def test_closed_values_are_case_insensitive(write_contract: Write) -> None:
-    from lakelogic.contract.loader import load_contract
-
     text = MINIMAL + "primary_key: [id]\nmaterialization: {strategy: MERGE, format: Delta}\n"
     mat = load_contract(write_contract(text)).materialization
     assert mat is not None and (mat.strategy, mat.format) == ("merge", "delta")
@@ -112,8 +109,6 @@ def test_version_not_semver(write_contract: Write) -> None:
 
 
 def test_semver_prerelease_accepted(write_contract: Write) -> None:
-    from lakelogic.contract.loader import load_contract
-
     assert load_contract(write_contract(MINIMAL.replace('"1.0.0"', "2.1.0-rc.1"))).version == "2.1.0-rc.1"
 
 
@@ -177,8 +172,6 @@ def test_yaml_1_2_boolean_rejected_for_flag(write_contract: Write) -> None:
 
 
 def test_extensions_keys_must_be_namespaced(write_contract: Write) -> None:
-    from lakelogic.contract.loader import load_contract
-
     ok = load_contract(
         write_contract(MINIMAL + "extensions:\n  com.acme.retention: 30\n  x-acme-owner: me\n")
     )
@@ -201,8 +194,6 @@ def test_literal_credential_rejected_and_masked(write_contract: Write) -> None:
 
 
 def test_credential_references_accepted(write_contract: Write) -> None:
-    from lakelogic.contract.loader import load_contract
-
     text = (
         MINIMAL
         + "source:\n  type: dlt\n  dlt:\n    source: stripe\n    credentials:\n"
@@ -225,8 +216,6 @@ def test_contract_error_is_raised_for_non_mapping(write_contract: Write) -> None
 
 
 def test_problem_message_lists_every_problem() -> None:
-    from lakelogic.contract.loader import load_contract
-
     try:
         load_contract({"version": "1.0.0", "info": {"title": "t"}, "model": {"fields": [{"name": "a"}]}})
     except ContractError as exc:
