@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, quote, select_with, unique
+from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, quote, select_with, unique, value_text
 from lakelogic.plan.ops_sql import expression_reads, parse_expression, parse_query, query_tables, render
 
 ASCII_WHITESPACE = " \t\n\r\f\v"
@@ -156,13 +156,6 @@ def compile_coalesce(args: OpArgs) -> OpCompiled:
         creates=(output,),
         reads=inputs,
     )
-
-
-def value_text(value: Any) -> str:
-    """The text form a value has in Spark (``CAST(v AS STRING)``): booleans lower case."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def compile_map_values(args: OpArgs) -> OpCompiled:

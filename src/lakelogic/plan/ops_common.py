@@ -55,7 +55,7 @@ def plain(value: Any) -> Any:
     if callable(dump):
         return plain(params_as_dict(value))
     if isinstance(value, Mapping):
-        return {str(k) if not isinstance(k, bool) else k: plain(v) for k, v in value.items()}
+        return {value_text(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return tuple(plain(v) for v in value)
     return value
@@ -136,7 +136,7 @@ class OpArgs:
             return {}
         if not isinstance(value, Mapping):
             raise self.error(f"`{key}` must be a mapping, got {value!r}", key)
-        return {str(k): plain(v) for k, v in value.items()}
+        return {value_text(k): plain(v) for k, v in value.items()}
 
     def boolean(self, key: str, default: bool) -> bool:
         value = self.raw.get(key)
@@ -159,6 +159,13 @@ class OpArgs:
         except TypeParseError as exc:
             hint = f"did you mean '{exc.suggestion}'?" if exc.suggestion else None
             raise self.error(f"unknown type {text!r}", key, hint=hint) from exc
+
+
+def value_text(value: Any) -> str:
+    """The text form a value has in Spark (``CAST(v AS STRING)``): booleans in lower case."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def quote(name: str) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakelogic.plan.ops_columns import require_distinct, value_text
-from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, plain, quote, unique
+from lakelogic.plan.ops_columns import require_distinct
+from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, plain, quote, unique, value_text
 from lakelogic.plan.ops_sql import expression_reads, parse_expression, render
 from lakelogic.plan.steps import RowEffect
 

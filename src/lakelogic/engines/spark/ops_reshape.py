@@ -21,7 +21,7 @@ from pyspark.sql.types import (
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns
-from lakelogic.plan.ops_columns import value_text
+from lakelogic.plan.ops_common import value_text
 from lakelogic.plan.ops_reshape import pivot_column_name
 from lakelogic.plan.steps import Transform
 
