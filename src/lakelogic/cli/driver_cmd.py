@@ -1,7 +1,261 @@
-"""Placeholder for the `lakelogic-driver` app."""
+"""``lakelogic-driver``: run many contracts as a layered DAG (DRIVER §16).
+
+A thin shell: parse flags, load the pipeline (exit 2 on any configuration problem), run it with the
+Spark runner (or only print the plan with ``--dry-run``), render a live table and a summary, record
+summary/metrics, exit with the §13 code.
+"""
 
 from __future__ import annotations
 
-import typer
+import uuid
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
 
-app = typer.Typer(name="lakelogic-driver", add_completion=False, pretty_exceptions_enable=False)
+import typer
+from rich.console import Console
+
+from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
+from lakelogic.driver.load import ConfigurationError, Pipeline, load_pipeline
+from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
+from lakelogic.driver.summary import build_summary
+from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
+from lakelogic.errors import LakeLogicError
+from lakelogic.runlog import open_store
+from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
+
+app = typer.Typer(
+    name="lakelogic-driver",
+    help="Run every contract of one or more registries as a layered, parallel DAG.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def _parse_sets(values: list[str] | None) -> dict[str, str]:
+    from lakelogic.contract.overrides import parse_set_option
+
+    return dict(parse_set_option(v) for v in values or [])
+
+
+def _date(value: str | None, flag: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise LakeLogicError(f"{flag}: expected a date YYYY-MM-DD, got {value!r}") from None
+
+
+def _window_spec(
+    window: str,
+    start: str | None,
+    end: str | None,
+    reprocess: str | None,
+    rstart: str | None,
+    rend: str | None,
+) -> WindowSpec:
+    if reprocess or rstart or rend:
+        day = _date(reprocess, "--reprocess-date")
+        return WindowSpec(
+            "reprocess",
+            day or _date(rstart, "--reprocess-start-date"),
+            day or _date(rend, "--reprocess-end-date"),
+        )
+    return WindowSpec(window, _date(start, "--window-start-date"), _date(end, "--window-end-date"))
+
+
+def _spark_runner(engine: str) -> tuple[ContractRunner, Any]:
+    if engine != "spark":
+        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    from lakelogic.driver.spark_runner import spark_contract_runner
+    from lakelogic.engines.spark.session import spark_session
+
+    return spark_contract_runner(spark_session(), engine=engine)
+
+
+@app.command()
+def main(
+    registry: list[Path] = typer.Option([], "--registry", help="_registry.yaml, _system.yaml or directory."),
+    reference_registry: list[Path] = typer.Option(
+        [], "--reference-registry", help="Entries default to reference."
+    ),
+    gold_registry: list[Path] = typer.Option([], "--gold-registry", help="Entries default to gold."),
+    layers: list[str] = typer.Option([], "--layers", help="Comma-separated layers (default: all)."),
+    entities: list[str] = typer.Option([], "--entities", help="Entities or contract names."),
+    contracts: list[str] = typer.Option([], "--contracts", help="Contract paths or names."),
+    set_: list[str] = typer.Option([], "--set", help="dotted.path=value for every selected contract."),
+    engine: str = typer.Option("spark", "--engine"),
+    env: str | None = typer.Option(None, "--env", help="Environment (else LAKELOGIC_ENV, else dev)."),
+    max_workers: int = typer.Option(4, "--max-workers", min=0, help="Concurrent contracts per layer."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Validate and print what would run; touch no data."
+    ),
+    continue_on_error: bool = typer.Option(True, "--continue-on-error/--no-continue-on-error"),
+    fail_fast: bool = typer.Option(False, "--fail-fast"),
+    max_quarantine_ratio: float | None = typer.Option(None, "--max-quarantine-ratio"),
+    no_dims_first: bool = typer.Option(False, "--no-dims-first"),
+    strict_layer_order: bool = typer.Option(False, "--strict-layer-order"),
+    window: str = typer.Option("last_success", "--window", help="last_success | none | range | yesterday"),
+    window_start_date: str | None = typer.Option(None, "--window-start-date"),
+    window_end_date: str | None = typer.Option(None, "--window-end-date"),
+    reprocess_date: str | None = typer.Option(None, "--reprocess-date"),
+    reprocess_start_date: str | None = typer.Option(None, "--reprocess-start-date"),
+    reprocess_end_date: str | None = typer.Option(None, "--reprocess-end-date"),
+    backfill_start_date: str | None = typer.Option(None, "--backfill-start-date"),
+    backfill_end_date: str | None = typer.Option(None, "--backfill-end-date"),
+    backfill_granularity: str = typer.Option("day", "--backfill-granularity"),
+    retries: int = typer.Option(0, "--retries", min=0),
+    retry_backoff: float = typer.Option(1.0, "--retry-backoff"),
+    retry_max_delay: float = typer.Option(60.0, "--retry-max-delay"),
+    entity_timeout_minutes: float | None = typer.Option(None, "--entity-timeout-minutes"),
+    max_consecutive_failures: int = typer.Option(0, "--max-consecutive-failures", min=0),
+    pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id"),
+    run_log_database: Path | None = typer.Option(None, "--run-log-database"),
+    run_log_table: str | None = typer.Option(None, "--run-log-table"),
+    run_log_backend: str | None = typer.Option(None, "--run-log-backend"),
+    summary_table: str | None = typer.Option(None, "--summary-table"),
+    summary_backend: str = typer.Option("duckdb", "--summary-backend"),
+    summary_database: Path | None = typer.Option(None, "--summary-database"),
+    summary_path: Path | None = typer.Option(None, "--summary-path"),
+    metrics_path: Path | None = typer.Option(
+        None, "--metrics-path", help="JSON; a .prom file gets text format."
+    ),
+    metrics_tags: str | None = typer.Option(None, "--metrics-tags", help="k=v,k2=v2"),
+    live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
+) -> None:
+    """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
+    try:
+        spec = _window_spec(
+            window,
+            window_start_date,
+            window_end_date,
+            reprocess_date,
+            reprocess_start_date,
+            reprocess_end_date,
+        )
+        backfill: list[Window] = []
+        if backfill_start_date or backfill_end_date:
+            start, end = (
+                _date(backfill_start_date, "--backfill-start-date"),
+                _date(backfill_end_date, "--backfill-end-date"),
+            )
+            if start is None or end is None:
+                raise LakeLogicError("--backfill-start-date and --backfill-end-date go together")
+            backfill = backfill_windows(start, end, backfill_granularity)
+        overrides = _parse_sets(set_)
+        pipeline = load_pipeline(
+            registry,
+            reference=reference_registry,
+            gold=gold_registry,
+            env=env,
+            overrides=overrides,
+            dims_first=not no_dims_first,
+            layers=_split(layers),
+            entities=_split(entities),
+            contracts=_split(contracts),
+            strict_layer_order=strict_layer_order,
+        )
+        store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
+    except ConfigurationError as exc:
+        err_console.print(f"[red]configuration error[/red]: {exc}")
+        raise typer.Exit(2) from None
+    except LakeLogicError as exc:
+        err_console.print(f"[red]configuration error[/red]: {exc}")
+        raise typer.Exit(2) from None
+
+    options = DriverOptions(
+        max_workers=max_workers,
+        fail_fast=fail_fast or not continue_on_error,
+        max_quarantine_ratio=max_quarantine_ratio,
+        retries=retries,
+        retry_backoff=retry_backoff,
+        retry_max_delay=retry_max_delay,
+        timeout_minutes=entity_timeout_minutes,
+        max_consecutive_failures=max_consecutive_failures,
+        window=spec,
+        environment=env,
+        engine=engine,
+        overrides=tuple(set_),
+    )
+    if dry_run:
+        run = PipelineRun(pipeline.dag, _no_runner, selected=pipeline.selected, options=options, store=store,
+                          pipeline_run_id=pipeline_run_id)  # fmt: skip
+        render_plan(console, pipeline.dag, run.plan())
+        raise typer.Exit(0)
+
+    try:
+        runner, cancel = _spark_runner(engine)
+    except LakeLogicError as exc:
+        err_console.print(f"[red]error[/red]: {exc}")
+        raise typer.Exit(2) from None
+
+    windows: list[Window | None] = list(backfill) or [None]
+    backfill_id = str(uuid.uuid4()) if backfill else None
+    codes: list[int] = []
+    tags = dict(kv.split("=", 1) for kv in _split([metrics_tags] if metrics_tags else []) if "=" in kv)
+    for index, fixed in enumerate(windows):
+        options.window_override = fixed
+        options.backfill_id = backfill_id
+        run_id = pipeline_run_id if (pipeline_run_id and len(windows) == 1) else None
+        result = _execute(pipeline, runner, cancel, options, store, run_id, live)
+        label = fixed.label if fixed else spec.mode
+        summary = build_summary(
+            result, pipeline.dag, engine=engine, environment=env, window_label=label, backfill_id=backfill_id
+        )
+        render_summary(console, pipeline.dag, result, summary)
+        if summary_table:
+            write_summary(
+                summary, table=summary_table, database=summary_database or store.path, backend=summary_backend
+            )
+        if summary_path:
+            atomic_write_json(summary_path, summary.to_dict())
+        if metrics_path:
+            if metrics_path.suffix == ".prom":
+                metrics_path.write_text(prometheus_text(summary), encoding="utf-8")
+            else:
+                atomic_write_json(metrics_path, metrics_payload(summary, tags))
+        codes.append(result.exit_code)
+        if backfill and result.exit_code == 1:
+            err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{len(windows)} ({label})")
+            break
+    raise typer.Exit(1 if 1 in codes else 3 if 3 in codes else 0)
+
+
+def _no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract
+    raise LakeLogicError("dry run: no contract may run")
+
+
+def _execute(
+    pipeline: Pipeline,
+    runner: ContractRunner,
+    cancel: Any,
+    options: DriverOptions,
+    store: Any,
+    pipeline_run_id: str | None,
+    live: bool,
+) -> PipelineResult:
+    board = LiveBoard(pipeline.dag, sorted(pipeline.selected), console=console, enabled=live)
+    run = PipelineRun(
+        pipeline.dag,
+        runner,
+        selected=pipeline.selected,
+        options=options,
+        store=store,
+        pipeline_run_id=pipeline_run_id,
+        as_of=datetime.now(UTC),
+        on_event=board.update,
+        cancel=cancel,
+    )
+    with board:
+        return run.execute()

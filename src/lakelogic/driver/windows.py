@@ -28,8 +28,8 @@ class Window:
         }
 
     def describe(self) -> str:
-        start = self.start.isoformat() if self.start else "-"
-        end = self.end.isoformat() if self.end else "-"
+        start = self.start.isoformat(timespec="seconds") if self.start else "-"
+        end = self.end.isoformat(timespec="seconds") if self.end else "-"
         return f"{self.label} [{start}, {end})" + (f" ({self.reason})" if self.reason else "")
 
 

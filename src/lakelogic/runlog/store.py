@@ -128,6 +128,14 @@ class DuckDBRunLogStore:
         con.execute(f"CREATE TABLE IF NOT EXISTS {self.table} ({cols})")
         self._ready = True
 
+    def _table_exists(self, con: Any) -> bool:
+        schema, _, name = self.table.rpartition(".")
+        found = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? AND table_schema = ?",
+            [name, schema or "main"],
+        ).fetchone()
+        return bool(found and found[0])
+
     def exists(self) -> bool:
         """Whether the store file exists (a dry run reads only existing stores and never creates one)."""
         return self.path.exists()
@@ -164,7 +172,8 @@ class DuckDBRunLogStore:
 
         def action() -> list[dict]:
             with self._lock, self._connect() as con:
-                self._ensure_table(con)
+                if not self._table_exists(con):
+                    return []  # reads never create anything (a dry run writes nothing)
                 cursor = con.execute(sql, list(params))
                 names = [d[0] for d in cursor.description]
                 return [_aware(dict(zip(names, rec, strict=True))) for rec in cursor.fetchall()]
