@@ -1,0 +1,75 @@
+"""`lakelogic validate` and `lakelogic schema` through Typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from lakelogic.cli.main import app
+from lakelogic.cli.validate_cmd import contract_files
+
+from .conftest import MINIMAL
+
+runner = CliRunner()
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "contracts"
+    (root / "sub").mkdir(parents=True)
+    (root / "good.yaml").write_text(MINIMAL)
+    (root / "sub" / "also_good.yml").write_text(MINIMAL.replace("Orders", "Lines"))
+    (root / "_domain.yaml").write_text("not: a contract\n")
+    (root / "notes.txt").write_text("ignored")
+    return root
+
+
+def test_contract_files_skips_underscore_and_other_suffixes(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert [p.name for p in contract_files([root])] == ["good.yaml", "also_good.yml"]
+
+
+def test_validate_valid_directory(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(_tree(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert "2 valid, 0 invalid" in result.output
+    assert "orders" in result.output and "lines" in result.output
+
+
+def test_validate_reports_each_problem_and_fails(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    bad = root / "bad.yaml"
+    bad.write_text(MINIMAL.replace("type: string", "type: strng") + "materialization:\n  stratgy: merge\n")
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1
+    assert "2 valid, 1 invalid" in result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert f"{bad}:9:7: model.fields[1].type: unknown type (got 'strng'); did you mean 'string'?" in " ".join(
+        lines
+    )
+    assert any(line.startswith(f"{bad}:11:3: materialization.stratgy: unknown key") for line in lines)
+
+
+def test_validate_with_set_override(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(MINIMAL)
+    result = runner.invoke(app, ["validate", str(path), "--set", "materialization.strategy=upsert"])
+    assert result.exit_code == 1
+    assert "materialization.strategy" in result.output
+
+
+def test_validate_missing_path(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert result.exit_code != 0
+
+
+def test_schema_prints_and_writes(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    printed = json.loads(result.output)
+    assert printed["required"] == ["version", "info", "model"]
+    out = tmp_path / "olc.schema.json"
+    result = runner.invoke(app, ["schema", "--output", str(out)])
+    assert result.exit_code == 0
+    assert json.loads(out.read_text()) == printed
