@@ -89,8 +89,13 @@ def compile_contract(
         )
     steps.extend(pre)
     steps.append(shape_steps.enforce_schema(contract, fields, post_only))
-    steps.append(ValidateRows(yaml_path="quality.row_rules", phase=Phase.PRE,
-                              rules=tuple(r for r in row_rules if r.phase == Phase.PRE)))  # fmt: skip
+    steps.append(
+        ValidateRows(
+            yaml_path="quality.row_rules",
+            phase=Phase.PRE,
+            rules=tuple(r for r in row_rules if r.phase == Phase.PRE),
+        )
+    )
     quarantine = opt(contract, "quarantine")
     steps.append(
         Split(
@@ -100,8 +105,13 @@ def compile_contract(
         )
     )
     steps.extend(post)
-    steps.append(ValidateRows(yaml_path="quality.row_rules", phase=Phase.POST,
-                              rules=tuple(r for r in row_rules if r.phase == Phase.POST)))  # fmt: skip
+    steps.append(
+        ValidateRows(
+            yaml_path="quality.row_rules",
+            phase=Phase.POST,
+            rules=tuple(r for r in row_rules if r.phase == Phase.POST),
+        )
+    )
     steps.append(shape_steps.final_projection(contract, fields))
     steps.append(
         CheckDataset(

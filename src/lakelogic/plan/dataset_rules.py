@@ -145,8 +145,10 @@ def _null_ratio(item: Any, body: Any, path: str) -> _Draft:
         raise PlanError("null_ratio needs 'field'", yaml_path=f"{path}.null_ratio.field")
     limit = opt(body, "max")
     if limit is None:
-        raise PlanError("null_ratio needs 'max' (the largest allowed NULL share, 0..1)",
-                        yaml_path=f"{path}.null_ratio.max")  # fmt: skip
+        raise PlanError(
+            "null_ratio needs 'max' (the largest allowed NULL share, 0..1)",
+            yaml_path=f"{path}.null_ratio.max",
+        )
     col = quote_ident(str(column))
     return _Draft(
         explicit_name=_name(item, body),
@@ -211,11 +213,17 @@ def _declared(item: Any, path: str) -> _Draft:
     bounded = between is not None or greater is not None or less is not None
     kind = _value_kind(tree)
     if bounded and kind == "boolean":
-        raise PlanError(f"{what}: the SQL yields a boolean, so must_be_* bounds do not apply",
-                        yaml_path=path, hint="drop the bounds, or make the SQL return a number")  # fmt: skip
+        raise PlanError(
+            f"{what}: the SQL yields a boolean, so must_be_* bounds do not apply",
+            yaml_path=path,
+            hint="drop the bounds, or make the SQL return a number",
+        )
     if not bounded and kind == "number":
-        raise PlanError(f"{what}: the SQL yields a number; say what is acceptable with must_be_between, "
-                        "must_be_greater_than or must_be_less_than", yaml_path=path)  # fmt: skip
+        raise PlanError(
+            f"{what}: the SQL yields a number; say what is acceptable with must_be_between, "
+            "must_be_greater_than or must_be_less_than",
+            yaml_path=path,
+        )
     query: str | None = None
     aggregate: str | None = None
     if is_query(tree) or tree.find(exp.Subquery, exp.Query) is not None:

@@ -27,8 +27,13 @@ _EXTENSION_FORMATS = {
     ".xlsx": "excel",
     ".xls": "excel",
 }
-_LINK_TYPES_BY_EXTENSION = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
-                            ".parquet": "parquet"}  # fmt: skip
+_LINK_TYPES_BY_EXTENSION = {
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+}
 _FILE_SOURCE_TYPES = {"landing", "sftp"}
 _FORBIDDEN_ARGS = ("links", "engine", "contract")
 
@@ -93,8 +98,10 @@ def load_links(contract: Any) -> tuple[LoadLink, ...]:
         path_yaml = f"links[{i}]"
         name = str(opt(link, "name"))
         if name == "source":
-            raise PlanError("a link cannot be called 'source' (that name is the current frame)",
-                            yaml_path=f"{path_yaml}.name")  # fmt: skip
+            raise PlanError(
+                "a link cannot be called 'source' (that name is the current frame)",
+                yaml_path=f"{path_yaml}.name",
+            )
         raw_path, table = opt(link, "path"), opt(link, "table")
         if raw_path is None and table is None:
             raise PlanError(f"link {name!r} needs 'path' or 'table'", yaml_path=path_yaml)

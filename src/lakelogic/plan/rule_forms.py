@@ -7,6 +7,7 @@ max_length, then the field's own ``rules``), key checks implied by merge/SCD2, t
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from lakelogic.plan.rule_drafts import (
     rule_option,
 )
 from lakelogic.plan.rule_sql import compile_row_sql
-from lakelogic.plan.sqlutil import quote_ident, sql_literal
+from lakelogic.plan.sqlutil import quote_ident, sql_literal, sql_string
 from lakelogic.plan.steps import FieldSpec, ReferenceProbe
 from lakelogic.types import LogicalType, Severity
 
@@ -87,34 +88,60 @@ def field_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
         required = is_required(fld) and ctx.enforce_required
         if required:
             key = "required" if explicitly_set(fld, "required") else "nullable"
-            drafts.append(_generated(f"{name}_required", P.not_null(name), "completeness", "field",
-                                     f"{path}.{key}", (name,)))  # fmt: skip
+            drafts.append(
+                _generated(
+                    f"{name}_required", P.not_null(name), "completeness", "field", f"{path}.{key}", (name,)
+                )
+            )
         elif name in keys_left:
-            drafts.append(_generated(f"{name}_required", P.not_null(name), "completeness", "implied",
-                                     ctx.key_path, (name,)))  # fmt: skip
+            drafts.append(
+                _generated(
+                    f"{name}_required", P.not_null(name), "completeness", "implied", ctx.key_path, (name,)
+                )
+            )
         if name in keys_left:
             keys_left.remove(name)
         values = opt(fld, "accepted_values")
         if values is not None:
             pred = P.accepted_values(name, as_list(values), type_, yaml_path=f"{path}.accepted_values")
-            drafts.append(_generated(f"{name}_accepted_values", pred, "validity", "field",
-                                     f"{path}.accepted_values", (name,)))  # fmt: skip
+            drafts.append(
+                _generated(
+                    f"{name}_accepted_values", pred, "validity", "field", f"{path}.accepted_values", (name,)
+                )
+            )
         low, high = opt(fld, "min"), opt(fld, "max")
         if low is not None or high is not None:
             pred = P.value_range(
                 name, low, high, type_, as_double=ctx.cast_to_string, yaml_path=f"{path}.min"
             )
-            drafts.append(_generated(f"{name}_range", pred, "validity", "field",
-                                     f"{path}.{'min' if low is not None else 'max'}", (name,)))  # fmt: skip
+            drafts.append(
+                _generated(
+                    f"{name}_range",
+                    pred,
+                    "validity",
+                    "field",
+                    f"{path}.{'min' if low is not None else 'max'}",
+                    (name,),
+                )
+            )
         length = opt(fld, "max_length")
         if length is not None:
-            drafts.append(_generated(f"{name}_max_length", P.max_length(name, int(length)), "validity",
-                                     "field", f"{path}.max_length", (name,)))  # fmt: skip
+            drafts.append(
+                _generated(
+                    f"{name}_max_length",
+                    P.max_length(name, int(length)),
+                    "validity",
+                    "field",
+                    f"{path}.max_length",
+                    (name,),
+                )
+            )
         for j, rule in enumerate(as_list(opt(fld, "rules"))):
             drafts.append(declared_draft(rule, f"{path}.rules[{j}]", ctx, origin="field"))
     for key in keys_left:  # key columns created by transformations, not declared in the model
-        drafts.append(_generated(f"{key}_required", P.not_null(key), "completeness", "implied",
-                                 ctx.key_path, (key,)))  # fmt: skip
+        drafts.append(
+            _generated(f"{key}_required", P.not_null(key), "completeness", "implied", ctx.key_path, (key,))
+        )
     return drafts
 
 
@@ -210,8 +237,11 @@ def _shorthand_drafts(kind: str, item: Any, path: str, ctx: RuleContext) -> list
         return [_shorthand(item, body, path, f"{column}_accepted_values", pred, kind, (column,))]
     if kind == "regex_match":
         pattern = _required_text(body, ("pattern",), body_path)
-        return [_shorthand(item, body, path, f"{column}_regex_match", P.regex_match(column, pattern),
-                           kind, (column,))]  # fmt: skip
+        return [
+            _shorthand(
+                item, body, path, f"{column}_regex_match", P.regex_match(column, pattern), kind, (column,)
+            )
+        ]
     if kind == "range":
         inclusive = opt(body, "inclusive", True)
         pred = P.value_range(
@@ -255,8 +285,9 @@ def _not_null_drafts(item: Any, body: Any, body_path: str, path: str, ctx: RuleC
     drafts = []
     for column, holder in entries:
         options = holder if holder is not None else body
-        drafts.append(_shorthand(item, options, path, f"{column}_not_null", P.not_null(column),
-                                 "not_null", (column,)))  # fmt: skip
+        drafts.append(
+            _shorthand(item, options, path, f"{column}_not_null", P.not_null(column), "not_null", (column,))
+        )
     return drafts
 
 
@@ -268,8 +299,15 @@ def _referential_draft(
     probe_col = ctx.new_probe_column()
     col = quote_ident(column)
     probe = ReferenceProbe(column=probe_col, link=link, key=(key,), frame_expr=(col,))
-    draft = _shorthand(item, body, path, f"{column}_referential_integrity",
-                       f"{col} IS NULL OR {probe_col}", "referential_integrity", (column,))  # fmt: skip
+    draft = _shorthand(
+        item,
+        body,
+        path,
+        f"{column}_referential_integrity",
+        f"{col} IS NULL OR {probe_col}",
+        "referential_integrity",
+        (column,),
+    )
     draft.probes = (probe,)
     draft.detail = f"{col} IS NULL OR {col} IN (SELECT {quote_ident(key)} FROM {quote_ident(link)})"
     return draft
@@ -302,8 +340,15 @@ def _lifecycle_draft(item: Any, body: Any, body_path: str, path: str, ctx: RuleC
         window_end_default=end_default,
         window_value_expr=ts,
     )
-    draft = _shorthand(item, body, path, f"{event_key}_lifecycle_window", f"{ts} IS NULL OR {probe_col}",
-                       "lifecycle_window", (event_ts, event_key))  # fmt: skip
+    draft = _shorthand(
+        item,
+        body,
+        path,
+        f"{event_key}_lifecycle_window",
+        f"{ts} IS NULL OR {probe_col}",
+        "lifecycle_window",
+        (event_ts, event_key),
+    )
     draft.probes = (probe,)
     end_sql = (
         f"r.{quote_ident(end)}" if end_default is None else f"COALESCE(r.{quote_ident(end)}, {end_default})"
@@ -315,12 +360,21 @@ def _lifecycle_draft(item: Any, body: Any, body_path: str, path: str, ctx: RuleC
     return draft
 
 
+_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+
+
 def _end_default(value: Any) -> str | None:
-    """``end_default`` as SQL: dates/timestamps and other scalars become string literals; text that
-    starts with a letter and contains ``(`` is taken as an expression (``current_date()``)."""
+    """``end_default`` as SQL. Date/timestamp text becomes a typed literal, so ``COALESCE(end, default)``
+    keeps the end column's temporal type (a plain string would make Spark compare text); text that
+    looks like a call (``current_date()``) is an expression; anything else is a literal."""
     if value is None:
         return None
     raw = str(text(value)).strip()
+    if _DATE_TEXT.match(raw):
+        return f"DATE {sql_string(raw)}"
+    if _TIMESTAMP_TEXT.match(raw):
+        return f"TIMESTAMP {sql_string(raw)}"
     if raw and raw[0].isalpha() and "(" in raw:
         return raw
     return sql_literal(value)
