@@ -1,9 +1,81 @@
-"""Placeholder: commands of this module are registered by register(app)."""
+"""``lakelogic runs``: list run-log rows, newest first (DRIVER §15.1)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from lakelogic.runlog import open_store
+
+COLUMNS = (
+    "started_at",
+    "contract",
+    "layer",
+    "status",
+    "duration_seconds",
+    "counts_good",
+    "counts_quarantined",
+    "window_label",
+    "detail",
+)
+
+
+def _detail(row: dict[str, Any]) -> str:
+    if row.get("skip_reason"):
+        text = str(row["skip_reason"])
+        if row.get("root_cause"):
+            text += f", root_cause {row['root_cause']}"
+        if row.get("gate_reason"):
+            text += f" ({row['gate_reason']})"
+        return text
+    if row.get("gated"):
+        return f"gated: {row.get('gate_reason')}"
+    if row.get("error_type"):
+        return f"{row['error_type']}: {row.get('error_message') or ''}"[:120]
+    return ""
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the `lakelogic` app."""
+    """Add ``runs`` to the ``lakelogic`` app."""
+
+    @app.command("runs")
+    def runs(
+        contract: str | None = typer.Option(None, "--contract", help="Contract name."),
+        layer: str | None = typer.Option(None, "--layer"),
+        status: str | None = typer.Option(None, "--status"),
+        pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id"),
+        last: int = typer.Option(20, "--last", min=1, help="At most this many rows."),
+        as_json: bool = typer.Option(False, "--json", help="Rows as JSON (report_json parsed)."),
+        database: Path | None = typer.Option(None, "--run-log-database", help="Run-log DuckDB file."),
+        table: str | None = typer.Option(None, "--run-log-table"),
+    ) -> None:
+        """List contract runs from the run log, newest first."""
+        store = open_store(database, table=table)
+        rows = store.query(
+            contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last
+        )
+        console = Console()
+        if as_json:
+            for row in rows:
+                row["report"] = json.loads(row.pop("report_json") or "null")
+            typer.echo(json.dumps(rows, default=str, indent=2))
+            return
+        if not rows:
+            console.print(f"no runs in {store.path}")
+            return
+        view = Table(title=f"runs ({store.path})")
+        for column in COLUMNS:
+            view.add_column(column)
+        for row in rows:
+            values = {**row, "detail": _detail(row)}
+            if row.get("duration_seconds") is not None:
+                values["duration_seconds"] = f"{row['duration_seconds']:.1f}"
+            if row.get("started_at") is not None:
+                values["started_at"] = row["started_at"].isoformat(timespec="seconds")
+            view.add_row(*(str(values.get(c) if values.get(c) is not None else "") for c in COLUMNS))
+        console.print(view)

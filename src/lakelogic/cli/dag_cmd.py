@@ -1,0 +1,74 @@
+"""``lakelogic dag``: print or write the contract DAG (DRIVER §17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from lakelogic.driver import dag_render
+from lakelogic.driver.load import ConfigurationError, load_pipeline
+from lakelogic.runlog import open_store
+
+FORMATS = ("text", "mermaid", "dot", "html", "json")
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``dag`` to the ``lakelogic`` app."""
+
+    @app.command("dag")
+    def dag(
+        registry: list[Path] = typer.Option(
+            [], "--registry", help="_registry.yaml, _system.yaml or directory."
+        ),
+        reference_registry: list[Path] = typer.Option([], "--reference-registry"),
+        gold_registry: list[Path] = typer.Option([], "--gold-registry"),
+        layers: list[str] = typer.Option([], "--layers"),
+        fmt: str = typer.Option("text", "--format", help="text | mermaid | dot | html | json"),
+        output: Path | None = typer.Option(None, "--output", help="Write to this file instead of stdout."),
+        pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id", help="Colour nodes by status."),
+        no_dims_first: bool = typer.Option(False, "--no-dims-first"),
+        env: str | None = typer.Option(None, "--env"),
+        run_log_database: Path | None = typer.Option(None, "--run-log-database"),
+    ) -> None:
+        """Execution order by layer and generation; with a pipeline run id, nodes carry run-log statuses."""
+        if fmt not in FORMATS:
+            Console(stderr=True).print(f"[red]error[/red]: --format {fmt!r}; allowed: {', '.join(FORMATS)}")
+            raise typer.Exit(2)
+        try:
+            pipeline = load_pipeline(
+                registry,
+                reference=reference_registry,
+                gold=gold_registry,
+                env=env,
+                dims_first=not no_dims_first,
+                layers=_split(layers),
+            )
+        except ConfigurationError as exc:
+            Console(stderr=True).print(f"[red]invalid[/red]: {exc}")
+            raise typer.Exit(2) from None
+        statuses: dict[str, str] = {}
+        if pipeline_run_id:
+            by_name = {(n.name, n.layer): n.id for n in pipeline.dag.nodes.values()}
+            for row in open_store(run_log_database).query(pipeline_run_id=pipeline_run_id):
+                node_id = by_name.get((row["contract"], row["layer"]))
+                if node_id:
+                    statuses[node_id] = "gated" if row.get("gated") else str(row["status"])
+        among = pipeline.selected
+        text = {
+            "text": lambda: dag_render.to_text(pipeline.dag, among, statuses),
+            "mermaid": lambda: dag_render.to_mermaid(pipeline.dag, among, statuses),
+            "dot": lambda: dag_render.to_dot(pipeline.dag, among, statuses),
+            "html": lambda: dag_render.to_html(pipeline.dag, among, statuses),
+            "json": lambda: dag_render.to_json(pipeline.dag, statuses),
+        }[fmt]()
+        if output:
+            output.write_text(text, encoding="utf-8")
+            Console().print(f"wrote {output}")
+        else:
+            typer.echo(text, nl=False)
