@@ -224,3 +224,16 @@ def test_problem_message_lists_every_problem() -> None:
         assert "model.fields[0].type" in str(exc)
     else:  # pragma: no cover - the contract above is invalid
         raise AssertionError("expected a ContractError")
+
+
+def test_value_matching_no_union_branch_is_one_problem(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_null: 5\n"))
+    assert problem.path == "quality.row_rules[0].not_null"
+    assert problem.message == "expected text, a mapping or a list"
+    assert problem.value == "5"
+
+
+def test_problem_inside_a_union_value_wins_over_shape_errors(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_null: {feld: id}\n"))
+    assert problem.path == "quality.row_rules[0].not_null.feld"
+    assert problem.suggestion == "field"

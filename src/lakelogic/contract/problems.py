@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Tag, ValidationError
@@ -35,15 +36,63 @@ def problems_from_validation(
     exc: ValidationError, root: type[BaseModel], data: Any, *, file: str, positions: Positions
 ) -> list[Problem]:
     """One :class:`Problem` per pydantic error, de-duplicated, in document order."""
+    converted = [
+        (err["type"], _convert(err, root, data, file=file, positions=positions))
+        for err in exc.errors(include_url=False)
+    ]
     out: list[Problem] = []
     seen: set[tuple[str, str]] = set()
-    for err in exc.errors(include_url=False):
-        problem = _convert(err, root, data, file=file, positions=positions)
+    for problem in _merge_union_branches(converted):
         if (problem.path, problem.message) in seen:
             continue
         seen.add((problem.path, problem.message))
         out.append(problem)
     out.sort(key=lambda p: (p.line or 10**9, p.column, p.path))
+    return out
+
+
+# pydantic error types meaning "the value has the wrong shape for this branch of a union".
+_SHAPE_ERRORS = {
+    "string_type": "text",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "bool_value": "true/false",
+    "bool_type": "true/false",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+}
+
+
+def _merge_union_branches(converted: list[tuple[str, Problem]]) -> list[Problem]:
+    """A value that fits no branch of a union gives one error per branch: say it once.
+
+    When another problem lies *inside* the value, the value had the right shape for that branch
+    and the shape errors of the other branches are noise, so they are dropped.
+    """
+    shape_paths: dict[str, list[tuple[str, Problem]]] = {}
+    for kind, problem in converted:
+        if kind in _SHAPE_ERRORS:
+            shape_paths.setdefault(problem.path, []).append((kind, problem))
+    union_paths = {path for path, items in shape_paths.items() if len(items) > 1}
+    out: list[Problem] = []
+    merged: set[str] = set()
+    for kind, problem in converted:
+        if kind not in _SHAPE_ERRORS or problem.path not in union_paths:
+            out.append(problem)
+            continue
+        path = problem.path
+        deeper = any(p.path.startswith(path + ".") or p.path.startswith(path + "[") for _, p in converted)
+        if deeper or path in merged:
+            continue
+        merged.add(path)
+        kinds = list(dict.fromkeys(_SHAPE_ERRORS[k] for k, _ in shape_paths[path]))
+        message = "expected " + (", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0])
+        out.append(replace(problem, message=message))
     return out
 
 
