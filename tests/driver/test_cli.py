@@ -1,0 +1,113 @@
+"""CLI of the driver layer: lakelogic-driver --dry-run, lakelogic dag / registry / runs (no Spark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lakelogic.cli.driver_cmd import app as driver_app
+from lakelogic.cli.main import app
+from lakelogic.report import RunReport
+from lakelogic.runlog import DuckDBRunLogStore, record_run
+from lakelogic.types import RunStatus
+from tests.driver.test_registry import contract, write
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    contract(tmp_path, "c/bronze/b.yaml", "bronze_orders", "bronze")
+    contract(tmp_path, "c/silver/s.yaml", "silver_orders", "silver", "upstream: [bronze_orders]\n")
+    write(tmp_path / "c" / "_registry.yaml", """\
+    version: 1
+    entries:
+      - entity: orders
+        contracts: {bronze: bronze/b.yaml, silver: silver/s.yaml}
+    """)  # fmt: skip
+    return tmp_path
+
+
+def test_driver_dry_run_lists_nodes_and_writes_nothing(project: Path) -> None:
+    db = project / "rl.duckdb"
+    result = runner.invoke(
+        driver_app, ["--registry", str(project / "c"), "--dry-run", "--run-log-database", str(db)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "bronze.bronze_orders" in result.output and "silver.silver_orders" in result.output
+    assert not db.exists()
+
+
+def test_driver_dry_run_unscheduled_upstream_is_skipped(project: Path) -> None:
+    result = runner.invoke(
+        driver_app,
+        ["--registry", str(project / "c"), "--dry-run", "--layers", "silver", "--run-log-database",
+         str(project / "rl.duckdb")],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert "missing_upstream" in result.output
+
+
+def test_driver_configuration_error_exits_2(project: Path) -> None:
+    contract(project, "c/silver/x.yaml", "silver_x", "silver", "upstream: [ghost]\n")
+    write(project / "c" / "_registry.yaml", """\
+    version: 1
+    entries:
+      - {entity: x, contract_path: silver/x.yaml}
+    """)  # fmt: skip
+    result = runner.invoke(driver_app, ["--registry", str(project / "c"), "--dry-run"])
+    assert result.exit_code == 2
+    assert "unknown upstream 'ghost'" in result.output
+
+
+def test_dag_formats(project: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["dag", "--registry", str(project / "c"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["edges"] == [
+        {"from": "bronze.bronze_orders", "to": "silver.silver_orders", "critical": True, "implicit": False}
+    ]
+    out = tmp_path / "dag.html"
+    db = tmp_path / "rl.duckdb"
+    report = RunReport(run_id="r1", pipeline_run_id="p9", contract="silver_orders", layer="silver",
+                       status=RunStatus.FAILED)  # fmt: skip
+    record_run(report, store=DuckDBRunLogStore(db))
+    args = ["dag", "--registry", str(project / "c"), "--format", "html", "--output", str(out)]
+    result = runner.invoke(app, [*args, "--pipeline-run-id", "p9", "--run-log-database", str(db)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert "silver.silver_orders [failed]" in page and "#c62828" in page
+    mermaid = runner.invoke(app, ["dag", "--registry", str(project / "c"), "--format", "mermaid"]).output
+    assert "bronze__bronze_orders --> silver__silver_orders" in mermaid
+
+
+def test_registry_validate_and_explain(project: Path) -> None:
+    ok = runner.invoke(app, ["registry", "validate", str(project / "c")])
+    assert ok.exit_code == 0 and "2 contracts" in ok.output
+    explained = runner.invoke(
+        app, ["registry", "explain", str(project / "c/silver/s.yaml"), "--key", "upstream", "--json"]
+    )
+    assert explained.exit_code == 0, explained.output
+    leaves = json.loads(explained.output)["leaves"]
+    assert leaves == [
+        {"path": "upstream", "value": ["bronze_orders"], "origin": f"contract:{project / 'c/silver/s.yaml'}",
+         "how": "declared"}
+    ]  # fmt: skip
+
+
+def test_runs_lists_and_filters(tmp_path: Path) -> None:
+    db = tmp_path / "rl.duckdb"
+    store = DuckDBRunLogStore(db)
+    record_run(RunReport(run_id="a", contract="x", status=RunStatus.SUCCEEDED), store=store)
+    record_run(RunReport(run_id="b", contract="y", status=RunStatus.FAILED), store=store)
+    result = runner.invoke(app, ["runs", "--status", "failed", "--json", "--run-log-database", str(db)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [r["run_id"] for r in rows] == ["b"] and rows[0]["report"]["contract"] == "y"
+    table = runner.invoke(app, ["runs", "--run-log-database", str(db)])
+    assert "x" in table.output and "failed" in table.output
