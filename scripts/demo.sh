@@ -2,8 +2,9 @@
 # Runs the retail example mesh end to end on the embedded defaults:
 # Spark local[*], the local Iceberg warehouse under .lakelogic/warehouse, the DuckDB run log under .lakelogic/.
 #
-# With a working `lakelogic-driver` the whole mesh runs as one layered DAG (bronze -> silver -> gold);
-# otherwise every contract runs through `lakelogic run`, in layer order.
+# The whole mesh runs as one `lakelogic-driver` invocation: bronze -> silver -> gold as a layered DAG,
+# dimensions before the fact. The default window is `last_success`, so a second `make demo` only picks up
+# landing files that arrived since the previous successful run.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,44 +15,24 @@ contracts="examples/retail/contracts"
 out=".lakelogic/demo"
 mkdir -p "${out}"
 
-# The fixed run order used when the driver is not available: bronze, silver, gold (dimensions before facts).
-ordered_contracts=(
-  retail/crm/bronze/bronze_crm_customers.yaml
-  retail/erp/bronze/bronze_erp_products.yaml
-  retail/pos/bronze/bronze_pos_orders.yaml
-  retail/pos/bronze/bronze_pos_order_lines.yaml
-  retail/crm/silver/silver_crm_customers.yaml
-  retail/erp/silver/silver_erp_products.yaml
-  retail/pos/silver/silver_pos_orders.yaml
-  retail/pos/silver/silver_pos_order_lines.yaml
-  retail/gold/gold_dim_customers.yaml
-  retail/gold/gold_dim_products.yaml
-  retail/gold/gold_fact_sales.yaml
-)
-
-echo "== LakeLogic retail demo =="
-echo "contracts: ${contracts}   warehouse: ${LAKELOGIC_WAREHOUSE:-.lakelogic/warehouse}"
-
-if "${venv_bin}/lakelogic-driver" --help 2>/dev/null | grep -q -- '--registry'; then
-  status=0
-  "${venv_bin}/lakelogic-driver" \
-    --registry "${contracts}" \
-    --window none \
-    --max-workers 2 \
-    --summary-path "${out}/summary.json" || status=$?
-else
-  echo "(lakelogic-driver is not available yet: running each contract with 'lakelogic run')"
-  status=0
-  for contract in "${ordered_contracts[@]}"; do
-    echo "-- lakelogic run ${contracts}/${contract}"
-    if ! "${venv_bin}/lakelogic" run "${contracts}/${contract}"; then
-      echo "!! ${contract} failed" >&2
-      status=1
-    fi
-  done
+live_flag="--no-live"
+if [[ -t 1 && -z "${CI:-}" ]]; then
+  live_flag="--live"
 fi
 
+echo "== LakeLogic retail demo =="
+echo "registry: ${contracts}   warehouse: ${LAKELOGIC_WAREHOUSE:-.lakelogic/warehouse}"
+status=0
+"${venv_bin}/lakelogic-driver" \
+  --registry "${contracts}" \
+  --max-workers 2 \
+  "${live_flag}" \
+  --summary-path "${out}/summary.json" "$@" || status=$?
+
 echo
-echo "== Run log (latest runs) =="
-"${venv_bin}/lakelogic" runs --last 20 || echo "(run log not available)"
+echo "== Run log: latest runs =="
+"${venv_bin}/lakelogic" runs --last 11 || echo "(the run log could not be read)"
+echo
+echo "pipeline summary: ${out}/summary.json"
+echo "tables: ${LAKELOGIC_WAREHOUSE:-.lakelogic/warehouse}/{bronze,silver,gold,quarantine}"
 exit "${status}"
