@@ -89,3 +89,13 @@ def test_every_olc_block_has_every_key(shared_dir: Path) -> None:
         assert model in ours, f"no model for OLC block {name}"
         theirs, mine = set(spec.get("properties", {})), set(ours[model].get("properties", {}))
         assert (theirs - mine, mine - theirs) == _expected_difference(name), name
+
+
+def test_schema_accepts_shorthand_options_inside_and_single_column_strings() -> None:
+    defs = contract_json_schema()["$defs"]
+    assert {"name", "severity", "phase"} <= set(defs["RegexMatchSpec"]["properties"])
+    assert {"description", "category", "severity"} <= set(defs["NullRatioSpec"]["properties"])
+    unique_forms = defs["DatasetRuleUnique"]["properties"]["unique"]["anyOf"]
+    assert [f["type"] for f in unique_forms] == ["string", "array", "object"]
+    select_columns = defs["TransformationSelect"]["properties"]["columns"]["anyOf"]
+    assert [f["type"] for f in select_columns] == ["string", "array"]

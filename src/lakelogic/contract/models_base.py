@@ -162,5 +162,7 @@ def str_list(value: object) -> object:
     return [value] if isinstance(value, str) else value
 
 
+_COLUMNS_SCHEMA = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+
 # A list of column names that also accepts a single name.
-Columns = Annotated[list[str], BeforeValidator(str_list)]
+Columns = Annotated[list[str], BeforeValidator(str_list), WithJsonSchema(_COLUMNS_SCHEMA)]

@@ -322,12 +322,25 @@ class _DatasetShorthand(_Shorthand):
     severity: SeverityValue = Severity.ERROR
 
 
+def _unique_json_schema(schema: dict[str, Any]) -> None:
+    """Advertise the forms YAML may use (the model stores the normalised column list)."""
+    columns = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+    options = {k: {"type": "string"} for k in DATASET_OPTIONS}
+    as_object = {
+        "type": "object",
+        "properties": {"field": {"type": "string"}, "fields": columns, "columns": columns, **options},
+        "additionalProperties": False,
+    }
+    schema.clear()
+    schema["anyOf"] = [*columns["anyOf"], as_object]
+
+
 class DatasetRuleUnique(_DatasetShorthand):
     """``unique: col`` / ``[cols]`` / ``{field | fields | columns}``; normalised to a column list."""
 
     KEY: ClassVar[str] = "unique"
 
-    unique: list[str] = Field(min_length=1)
+    unique: list[str] = Field(min_length=1, json_schema_extra=_unique_json_schema)
 
     @field_validator("unique", mode="before")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakelogic.contract.models import Contract
+from lakelogic.contract.models import DATASET_SHORTHANDS, ROW_SHORTHANDS, Contract
 
 SCHEMA_ID = "https://lakelogic.org/open-lakehouse-contract/v1/lakelogic.schema.json"
 
@@ -21,4 +21,27 @@ def contract_json_schema() -> dict[str, Any]:
     schema["title"] = "Open Lakehouse Contract v1 (LakeLogic)"
     # Vendor keys must be namespaced (SEMANTICS §1.2): reject others, not just describe them.
     schema["properties"]["extensions"]["additionalProperties"] = False
+    _allow_options_inside_shorthands(schema)
     return schema
+
+
+def _allow_options_inside_shorthands(schema: dict[str, Any]) -> None:
+    """Shorthand options may also be written inside the shorthand object (SEMANTICS §1.5.1).
+
+    The models move them out before validation, so the parameter models do not list them; the
+    exported schema adds them so editors accept both placements.
+    """
+    defs = schema["$defs"]
+    for kind, shorthands in (("RowRule", ROW_SHORTHANDS), ("DatasetRule", DATASET_SHORTHANDS)):
+        for key, model in shorthands.items():
+            outer = defs.get(model.__name__)
+            if outer is None:
+                continue
+            options = {k: outer["properties"][k] for k in model.OPTIONS if k in outer["properties"]}
+            body = outer["properties"].get(key, {})
+            ref = body.get("$ref")
+            if ref:  # parameters are one model: list the options there too
+                inner = defs[ref.rsplit("/", 1)[-1]]
+                inner["properties"] = {**inner["properties"], **options}
+            elif kind == "RowRule" and key == "not_null":
+                continue  # NotNullItem already carries its own options
