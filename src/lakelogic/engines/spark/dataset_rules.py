@@ -1,0 +1,109 @@
+"""Dataset rules at step 11 (SEMANTICS §10.5): every aggregate rule in ONE aggregation over the final good
+frame (named ``source``); each full-``SELECT`` rule is its own small query with links bound by name.
+
+Only the one-row aggregate result comes back to the driver. A rule reading a column that only the write
+adds reports ``passed: null``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+import sqlglot
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from lakelogic.errors import PlanError
+from lakelogic.plan.steps import DatasetRule
+from lakelogic.report import DatasetRuleResult
+from lakelogic.types import Severity
+
+
+def _rename_observed(check_sql: str, column: str) -> str:
+    tree = sqlglot.parse_one(check_sql, read="spark")
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and not node.table and node.name.lower() == "observed":
+            return exp.column(column)
+        return node
+
+    return tree.transform(swap).sql(dialect="spark")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def _result(rule: DatasetRule, passed: bool | None, observed: Any) -> DatasetRuleResult:
+    return DatasetRuleResult(
+        name=rule.name,
+        generated_name=rule.generated_name,
+        category=rule.category,
+        severity=str(rule.severity),
+        passed=passed,
+        observed=_plain(observed),
+        expected=rule.expected,
+        sql=rule.aggregate_sql or rule.query or "",
+    )
+
+
+def evaluate_dataset_rules(
+    spark: SparkSession, good: DataFrame, rules: Sequence[DatasetRule], links: Mapping[str, DataFrame]
+) -> list[DatasetRuleResult]:
+    present = set(good.columns)
+    results: dict[int, DatasetRuleResult] = {}
+    aggregates: list[tuple[int, DatasetRule]] = []
+    for i, rule in enumerate(rules):
+        needs_write = set(rule.materialization_columns) | {c for c in rule.columns if c not in present}
+        if needs_write and set(rule.materialization_columns) & needs_write:
+            results[i] = _result(rule, None, None)
+        elif rule.aggregate_sql:
+            aggregates.append((i, rule))
+        elif rule.query:
+            results[i] = _query_rule(spark, good, rule, links)
+        else:
+            raise PlanError(f"dataset rule {rule.name!r} has neither an aggregate nor a query", yaml_path=rule.yaml_path)
+    if aggregates:
+        exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
+        checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
+        row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
+        assert row is not None  # an aggregation without GROUP BY always yields one row
+        for i, rule in aggregates:
+            passed = row[f"__ll_p{i}"]
+            results[i] = _result(rule, bool(passed) if passed is not None else False, row[f"__ll_d{i}"])
+    return [results[i] for i in range(len(rules))]
+
+
+def _query_rule(
+    spark: SparkSession, good: DataFrame, rule: DatasetRule, links: Mapping[str, DataFrame]
+) -> DatasetRuleResult:
+    from lakelogic.engines.spark.ops_sqlviews import bind_tables
+
+    tag = uuid.uuid4().hex[:10]
+    views = {"source": good, **{name.lower(): frame for name, frame in links.items()}}
+    names = {name: f"__ll_dq_{tag}_{j}" for j, name in enumerate(views)}
+    names.update({"{dataset}": names["source"], "{source}": names["source"]})
+    bound = bind_tables(sqlglot.parse_one(rule.query or "", read="spark"), names).sql(dialect="spark")
+    check = _rename_observed(rule.check_sql, "observed")
+    for name, frame in views.items():
+        frame.createOrReplaceTempView(names[name])
+    try:
+        row = spark.sql(f"SELECT ({check}) AS passed, observed FROM ({bound}) AS q(observed) LIMIT 1").first()
+    finally:
+        for name in views:
+            spark.catalog.dropTempView(names[name])
+    if row is None:
+        return _result(rule, False, None)
+    return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
+
+
+def failed_error_rules(results: Sequence[DatasetRuleResult]) -> list[DatasetRuleResult]:
+    return [r for r in results if r.passed is False and r.severity == Severity.ERROR]

@@ -1,0 +1,347 @@
+"""Build the lazy Spark computation of one contract run from its Plan (SEMANTICS §8, steps 1-12).
+
+Nothing here runs a Spark job (except tiny schema look-ups): the result is an :class:`Evaluation` with a
+lazy good frame, a lazy quarantine frame and the observation points that the run's actions (writes or a
+no-op sink) fill with every count. See :mod:`lakelogic.engines.spark.runner` for the actions, gating
+and the report.
+
+Shape of the computation (one scan of the source):
+
+    read -> [observe source] -> extraction -> external logic -> pre ops -> strict casts
+         -> pre checks (one projection, observed) -> [persist point] -> split
+            good -> post ops -> post checks + step-10 re-cast (one projection, observed) -> split
+                 -> final projection -> mask -> lineage -> [observe good]
+            bad (malformed | pre failures | post failures) -> quarantine columns -> mask -> lineage
+                 -> [observe quarantined]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+
+from lakelogic.engines.spark import enforce as schema
+from lakelogic.engines.spark.casting import CastFormats
+from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.counting import Observations
+from lakelogic.engines.spark.extraction import apply_extraction
+from lakelogic.engines.spark.external import run_external_logic
+from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
+from lakelogic.engines.spark.links import load_links
+from lakelogic.engines.spark.masking import mask_frame
+from lakelogic.engines.spark.probes import attach_probes
+from lakelogic.engines.spark.quarantine import QuarantineParts, assemble_quarantine, malformed_split
+from lakelogic.engines.spark.rules import Check, evaluate_checks, is_bad_sql, is_good_sql, rule_fail_sql
+from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
+from lakelogic.errors import EngineError, PlanError
+from lakelogic.plan.steps import (
+    AddLineage,
+    CheckDataset,
+    EnforceSchema,
+    Extract,
+    ExternalLogic,
+    FinalProjection,
+    LoadLink,
+    Mask,
+    Plan,
+    PreserveUpstream,
+    ReadSource,
+    RowRule,
+    Split,
+    Step,
+    Transform,
+    ValidateRows,
+)
+from lakelogic.report import SchemaDrift, SourceInfo
+from lakelogic.types import Phase
+
+
+@dataclass(frozen=True)
+class RowEffectPoint:
+    """Observation labels around a step that may change the row count."""
+
+    before: str
+    after: str
+    effect: str  # filter | dedup | expand | any
+
+
+@dataclass
+class Evaluation:
+    """The lazy result of a plan: frames, checks (for per-rule counts) and observation points."""
+
+    good: DataFrame | None
+    bad: DataFrame | None
+    observations: Observations
+    checks: dict[str, list[Check]] = field(default_factory=dict)  # observation label -> checks
+    row_effects: list[RowEffectPoint] = field(default_factory=list)
+    malformed_label: str | None = None
+    dataset: CheckDataset | None = None
+    drift: SchemaDrift = field(default_factory=SchemaDrift)
+    source_info: SourceInfo = field(default_factory=SourceInfo)
+    empty_behavior: str = "fail"
+    persisted: list[DataFrame] = field(default_factory=list)
+    quarantine_enabled: bool = True
+    fail_on_quarantine: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def no_input(self) -> bool:
+        """True when nothing could be read (no qualifying file): zero rows without a scan."""
+        return self.good is None
+
+    def release(self) -> None:
+        for frame in self.persisted:
+            frame.unpersist()
+        self.persisted.clear()
+
+
+class PlanExecutor:
+    """Turns a Plan into an :class:`Evaluation` on Spark (lazily)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        ctx: SparkRunContext,
+        *,
+        persist: StorageLevel | None = None,
+        contract_dict: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.ctx = ctx
+        self.persist = persist
+        self.contract_dict = contract_dict
+        self.obs = Observations(run_tag=ctx.run_id.replace("-", "")[:12])
+        self.row_effects: list[RowEffectPoint] = []
+        self._effect_counter = 0
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _steps(self, kind: type[Step]) -> list[Any]:
+        return [s for s in self.plan.steps if isinstance(s, kind)]
+
+    def _one(self, kind: type[Step]) -> Any:
+        found = self._steps(kind)
+        return found[0] if found else None
+
+    def _counted(self, frame: DataFrame, effect: str, name: str, run: Any) -> DataFrame:
+        """Run ``run(frame)`` with row-count observations before and after when the step may change it."""
+        if effect == "none":
+            return run(frame)
+        self._effect_counter += 1
+        before, after = f"{name}#{self._effect_counter}:in", f"{name}#{self._effect_counter}:out"
+        out = run(self.obs.observe(frame, before))
+        self.row_effects.append(RowEffectPoint(before, after, effect))
+        return self.obs.observe(out, after)
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def evaluate(self, source: DataFrame | str | None) -> Evaluation:
+        read_step: ReadSource | None = self._one(ReadSource)
+        lineage: AddLineage | None = self._one(AddLineage)
+        wants_path = lineage is not None and "source_path" in lineage.columns.values()
+        outcome: SourceOutcome = read_plan_source(
+            self.ctx, read_step, source, with_file_path=wants_path
+        )
+        ev = Evaluation(
+            good=None,
+            bad=None,
+            observations=self.obs,
+            source_info=outcome.info,
+            empty_behavior=outcome.empty_behavior,
+            dataset=self._one(CheckDataset),
+        )
+        if outcome.frame is None:
+            return ev
+        self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))
+        frame = outcome.frame
+        preserve: PreserveUpstream | None = self._one(PreserveUpstream)
+        if preserve is not None:
+            frame = preserve_upstream(frame, preserve, self.ctx.warnings)
+        frame = self.obs.observe(frame, "source")
+        frame, malformed = malformed_split(frame, self.obs)
+        ev.malformed_label = "malformed" if malformed is not None else None
+
+        extract: Extract | None = self._one(Extract)
+        if extract is not None:
+            frame = apply_extraction(frame, extract)
+        external: ExternalLogic | None = self._one(ExternalLogic)
+        if external is not None:
+            frame = self._counted(
+                frame, "any", "external_logic",
+                lambda f: run_external_logic(self.ctx.spark, f, external, links=self.ctx.links,
+                                             contract=self.contract_dict),
+            )  # fmt: skip
+        transforms: list[Transform] = self._steps(Transform)
+        formats = self._formats()
+        pre_checks: list[Check] = []
+        frame = self._apply_ops([t for t in transforms if t.phase == Phase.PRE], frame, pre_checks, formats)
+
+        enforce_step: EnforceSchema | None = self._one(EnforceSchema)
+        if enforce_step is None:
+            raise PlanError("plan has no schema enforcement step")
+        created = {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
+        enforced = schema.enforce_schema(frame, enforce_step, created_by_ops=created, formats=formats)
+        ev.drift = enforced.drift
+        frame = enforced.frame
+        split: Split = self._one(Split) or Split(yaml_path="quarantine")
+        ev.quarantine_enabled = split.quarantine_enabled
+        ev.fail_on_quarantine = bool(self.plan.quarantine.get("fail_on_quarantine", False))
+        rules = self._rules(Phase.PRE)
+        frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
+        checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
+        evaluated = schema.drop_hidden(
+            evaluate_checks(frame, checks, observations=self.obs, label="pre_rules",
+                            include_reason=split.include_error_reason)  # fmt: skip
+        )
+        ev.checks["pre_rules"] = checks
+        if self.persist is not None:
+            evaluated = evaluated.persist(self.persist)
+            ev.persisted.append(evaluated)
+
+        pre_good = evaluated.where(is_good_sql()).drop("_lakelogic_errors", "_lakelogic_categories")
+        if enforce_step.unknown_fields == "quarantine" and enforced.unknown:
+            pre_good = pre_good.drop(*enforced.unknown)
+        pre_bad = evaluated.where(is_bad_sql())
+
+        good, post_bad = self._post_phase(pre_good, transforms, formats, split, ev)
+        final: FinalProjection | None = self._one(FinalProjection)
+        if final is not None:
+            good = schema.final_projection(
+                good, final.fields, unknown_policy=final.unknown_fields, unknown=enforced.unknown,
+                cast_to_string=enforce_step.cast_to_string,
+            )  # fmt: skip
+        bad = assemble_quarantine(
+            QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad),
+            run_id=self.ctx.run_id,
+            quarantined_at=self.ctx.as_of,
+            include_reason=split.include_error_reason,
+        )
+        good, bad = self._mask_and_lineage(good, bad, lineage)
+        ev.good = self.obs.observe(good, "good")
+        ev.bad = self.obs.observe(bad, "quarantined")
+        ev.row_effects = list(self.row_effects)
+        return ev
+
+    def _link_steps(self) -> list[LoadLink]:
+        seen: dict[str, LoadLink] = {s.name: s for s in self.plan.links}
+        for step in self._steps(LoadLink):
+            seen.setdefault(step.name, step)
+        return [s for name, s in seen.items() if name not in self.ctx.links]
+
+    def _formats(self) -> CastFormats:
+        enforce_step: EnforceSchema | None = self._one(EnforceSchema)
+        read_step: ReadSource | None = self._one(ReadSource)
+        dates = tuple(enforce_step.date_formats) if enforce_step else ()
+        stamps = tuple(enforce_step.timestamp_formats) if enforce_step else ()
+        if read_step is not None:
+            dates = dates or tuple(read_step.options.get("date_formats") or ())
+            stamps = stamps or tuple(read_step.options.get("timestamp_formats") or ())
+        return CastFormats(dates, stamps)
+
+    def _rules(self, phase: Phase) -> list[RowRule]:
+        return [r for s in self._steps(ValidateRows) if s.phase == phase for r in s.rules]
+
+    def _apply_ops(
+        self, ops: list[Transform], frame: DataFrame, checks: list[Check], formats: CastFormats
+    ) -> DataFrame:
+        for step in ops:
+            if step.op == "cast":
+                frame = self._cast_op(step, frame, checks, formats)
+                continue
+            pending = schema.hidden_columns(frame)
+            run_step = step
+            if pending and step.op == "select":
+                # Keep raw values of earlier cast ops alive through a select (their checks need them).
+                cols = [*step.params["columns"], *[c for c in pending if c not in step.params["columns"]]]
+                run_step = replace(step, params={**step.params, "columns": cols})
+            frame = self._counted(frame, step.row_effect, f"op{step.index}:{step.op}",
+                                  lambda f, s=run_step: _apply_transform(s, f, self.ctx))  # fmt: skip
+            lost = [c for c in pending if c not in frame.columns]
+            if lost:
+                raise PlanError(
+                    f"op {step.op!r} removes the raw values an earlier `cast` op needs for its failure checks",
+                    yaml_path=step.yaml_path,
+                    hint="move the cast after this op, or into the model types",
+                )
+        return frame
+
+    def _cast_op(self, step: Transform, frame: DataFrame, checks: list[Check], formats: CastFormats) -> DataFrame:
+        columns: Mapping[str, str] = step.params.get("columns", {})
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise PlanError(f"cast names missing column(s) {', '.join(missing)}", yaml_path=step.yaml_path)
+        masked = {f.name for f in self.plan.fields if f.masking}
+        requests = [schema.CastRequest(c, schema.logical(t), masked=c in masked) for c, t in columns.items()]
+        outcome = schema.strict_cast_columns(frame, requests, phase=step.phase, formats=formats, tag=f"op{step.index}")
+        checks.extend(outcome.checks)
+        return outcome.frame
+
+    def _post_phase(
+        self, good: DataFrame, transforms: list[Transform], formats: CastFormats, split: Split, ev: Evaluation
+    ) -> tuple[DataFrame, DataFrame | None]:
+        post_ops = [t for t in transforms if t.phase == Phase.POST]
+        post_checks: list[Check] = []
+        good = self._apply_ops(post_ops, good, post_checks, formats)
+        rules = self._rules(Phase.POST)
+        final: FinalProjection | None = self._one(FinalProjection)
+        fields = final.fields if final is not None else self.plan.fields
+        enforce_step: EnforceSchema | None = self._one(EnforceSchema)
+        if enforce_step is not None and enforce_step.cast_to_string:
+            fields = tuple(replace(f, type=schema.logical("string")) for f in fields)
+        # Post rules read the post-op values; the step-10 re-cast joins the same projection.
+        good = attach_probes(good, [p for r in rules for p in r.probes], self.ctx.links)
+        recast = schema.strict_cast_columns(
+            good, schema.recast_requests(good, fields), phase=Phase.POST, formats=formats, tag="final"
+        )
+        checks = [*post_checks, *[_rule_check(r) for r in rules], *recast.checks]
+        if not checks:
+            return schema.drop_hidden(recast.frame), None
+        evaluated = schema.drop_hidden(
+            evaluate_checks(recast.frame, checks, observations=self.obs, label="post_rules",
+                            include_reason=split.include_error_reason)  # fmt: skip
+        )
+        ev.checks["post_rules"] = checks
+        post_good = evaluated.where(is_good_sql()).drop("_lakelogic_errors", "_lakelogic_categories")
+        return post_good, evaluated.where(is_bad_sql())
+
+    def _mask_and_lineage(
+        self, good: DataFrame, bad: DataFrame, lineage: AddLineage | None
+    ) -> tuple[DataFrame, DataFrame]:
+        mask: Mask | None = self._one(Mask)
+        if mask is not None:
+            good = mask_frame(good, mask.fields, warnings=self.ctx.warnings)
+            bad = mask_frame(bad, mask.fields, warnings=self.ctx.warnings)
+        if lineage is not None:
+            values = lineage_values(
+                lineage, run_id=self.ctx.run_id, pipeline_run_id=self.ctx.pipeline_run_id,
+                processed_at=self.ctx.as_of,
+            )  # fmt: skip
+            good, bad = add_lineage(good, values), add_lineage(bad, values)
+        return schema.drop_internal(good), schema.drop_internal(bad)
+
+
+def _rule_check(rule: RowRule) -> Check:
+    return Check(
+        name=rule.name,
+        category=rule.category,
+        severity=rule.severity,
+        phase=rule.phase,
+        origin=rule.origin,
+        sql=rule.message_detail,
+        fail_sql=rule_fail_sql(rule.predicate),
+    )
+
+
+def _apply_transform(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+    try:
+        from lakelogic.engines.spark.ops import apply_transform
+    except ImportError as exc:  # pragma: no cover - the ops module ships with the engine
+        raise EngineError("transformation ops are not available (lakelogic.engines.spark.ops)") from exc
+    return apply_transform(step, frame, ctx)
+
+
+__all__ = ["Evaluation", "PlanExecutor", "RowEffectPoint"]

@@ -1,0 +1,41 @@
+"""Extraction at step 2 (SEMANTICS §20). ``provider: regex`` is deterministic and runs as Spark SQL.
+
+Each ``patterns`` entry writes the first capture group of the first match anywhere in ``text_column``
+(the whole match when the pattern has no group); no match or NULL text gives NULL. The output is text;
+the model type is applied by the strict cast at step 5. LLM providers are not part of the Spark core.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakelogic.errors import PlanError, UnsupportedError
+from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.plan.steps import Extract
+
+
+def apply_extraction(frame: DataFrame, step: Extract) -> DataFrame:
+    if step.provider.lower() != "regex":
+        raise UnsupportedError(
+            f"extraction provider {step.provider!r} is not available on the Spark engine",
+            hint="use provider: regex, or run the LLM extraction upstream",
+        )
+    if not step.text_column or step.text_column not in frame.columns:
+        raise PlanError(
+            f"extraction.text_column {step.text_column!r} is not a column of the input",
+            yaml_path=f"{step.yaml_path}.text_column",
+        )
+    text = F.col(quote_ident(step.text_column)).cast("string")
+    outputs = {}
+    for column, pattern in step.patterns.items():
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as exc:
+            raise PlanError(f"invalid regex for {column!r}: {exc}", yaml_path=f"{step.yaml_path}.patterns") from exc
+        outputs[column] = F.when(text.rlike(pattern), F.regexp_extract(text, pattern, 1 if groups else 0))
+    # A same-named column is replaced in place; new ones are appended.
+    kept = [outputs.pop(c).alias(c) if c in outputs else F.col(quote_ident(c)) for c in frame.columns]
+    return frame.select(*kept, *[col.alias(name) for name, col in outputs.items()])

@@ -1,0 +1,145 @@
+"""Masking at step 12 (SEMANTICS §5.4), on good and quarantined rows, as Spark SQL expressions.
+
+``encrypt`` uses Spark's built-in ``aes_encrypt(.., 'GCM')``, whose output is exactly
+``12-byte nonce || ciphertext || tag``; we prefix ``enc:`` and use base64url. No Python UDFs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import re
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakelogic.errors import ContractError, EngineError
+from lakelogic.plan.sqlutil import quote_ident, sql_string
+from lakelogic.plan.steps import FieldSpec
+
+REDACTED = "***REDACTED***"
+_STRATEGIES = {"nullify", "null", "hash", "redact", "partial", "encrypt", "tokenize"}
+_NAMED_FORMATS = {
+    "email": "{first1}***@{domain}",
+    "phone": "***-***-{last4}",
+    "credit_card": "****-****-****-{last4}",
+}
+_TOKEN = re.compile(r"\{(first[1-9]|last[1-9]|domain)\}")
+
+
+def mask_frame(frame: DataFrame, fields: Sequence[FieldSpec], *, warnings: list[str]) -> DataFrame:
+    """Replace each masked model column in place (columns absent from ``frame`` are skipped)."""
+    present = set(frame.columns)
+    exprs: dict[str, str] = {}
+    for spec in fields:
+        if spec.masking is None or spec.name not in present:
+            continue
+        exprs[spec.name] = masking_sql(spec, warnings=warnings)
+    if not exprs:
+        return frame
+    return frame.select(
+        *[F.expr(exprs[c]).alias(c) if c in exprs else F.col(quote_ident(c)) for c in frame.columns]
+    )
+
+
+def masking_sql(spec: FieldSpec, *, warnings: list[str]) -> str:
+    strategy = (spec.masking or "").lower()
+    col = quote_ident(spec.name)
+    text = f"CAST({col} AS STRING)"
+    if strategy not in _STRATEGIES:
+        raise ContractError(
+            f"model.fields[{spec.name}].masking: unknown strategy {spec.masking!r}; "
+            f"allowed: {', '.join(sorted(_STRATEGIES))}"
+        )
+    if strategy in ("nullify", "null"):
+        return f"CASE WHEN false THEN {col} END"  # NULL of the column's own type
+    if strategy == "redact":
+        return f"CASE WHEN {col} IS NOT NULL THEN {sql_string(REDACTED)} END"
+    if strategy == "hash":
+        salt = os.environ.get("LAKELOGIC_PII_SALT")
+        if salt is None:
+            warnings.append("LAKELOGIC_PII_SALT is not set: hash masking uses an empty salt")
+            salt = ""
+        hashed = f"sha2(concat({sql_string(salt)}, {text}), 256)"
+        # A value that already is a SHA-256 hex digest is kept (no double hashing on re-runs).
+        return f"CASE WHEN {text} RLIKE '^[0-9a-f]{{64}}$' THEN {text} ELSE {hashed} END"
+    if strategy == "partial":
+        return partial_sql(text, spec.masking_format)
+    return _encrypt_sql(text, spec)
+
+
+def partial_sql(text: str, template: str | None) -> str:
+    if template:
+        named = _NAMED_FORMATS.get(template.lower())
+        if named is not None:
+            digits = f"regexp_replace({text}, '[^0-9]', '')"
+            source = digits if template.lower() in ("phone", "credit_card") else text
+            return f"CASE WHEN {text} IS NOT NULL THEN {_render_template(named, source, text)} END"
+        return f"CASE WHEN {text} IS NOT NULL THEN {_render_template(template, text, text)} END"
+    digits = f"regexp_replace({text}, '[^0-9]', '')"
+    email = f"concat(substring({text}, 1, 1), '***@', substring_index({text}, '@', -1))"
+    phone = f"concat('***-***-', right({digits}, 4))"
+    other = f"concat(substring({text}, 1, 1), '***', right({text}, 1))"
+    return (
+        f"CASE WHEN {text} IS NULL THEN NULL "
+        f"WHEN {text} RLIKE '^[^@]+@[^@]+$' THEN {email} "
+        f"WHEN length({digits}) >= 7 THEN {phone} "
+        f"ELSE {other} END"
+    )
+
+
+def _render_template(template: str, source: str, text: str) -> str:
+    parts: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(template):
+        if m.start() > pos:
+            parts.append(sql_string(template[pos : m.start()]))
+        token = m.group(1)
+        if token == "domain":
+            parts.append(f"substring_index({text}, '@', -1)")
+        elif token.startswith("first"):
+            parts.append(f"substring({source}, 1, {token[5:]})")
+        else:
+            parts.append(f"right({source}, {token[4:]})")
+        pos = m.end()
+    if pos < len(template):
+        parts.append(sql_string(template[pos:]))
+    return f"concat({', '.join(parts)})" if parts else "''"
+
+
+def _encrypt_key(spec: FieldSpec) -> bytes:
+    ref = spec.pii_vault
+    env_name = "LAKELOGIC_PII_KEY"
+    if ref:
+        if ref.startswith("env://") or ref.startswith("env:"):
+            env_name = ref.split(":", 1)[1].lstrip("/")
+        else:
+            raise EngineError(
+                f"model.fields[{spec.name}].pii_vault: {ref!r} cannot be resolved on this runtime",
+                hint="use env://NAME with a base64 32-byte key, or set LAKELOGIC_PII_KEY",
+            )
+    value = os.environ.get(env_name)
+    if not value:
+        raise EngineError(
+            f"encryption key for field {spec.name!r} is missing ({env_name} is not set); nothing was written",
+            hint="set a base64-encoded 32-byte AES key",
+        )
+    try:
+        key = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise EngineError(f"{env_name} is not valid base64") from exc
+    if len(key) != 32:
+        raise EngineError(f"{env_name} must decode to 32 bytes (AES-256), got {len(key)}")
+    return key
+
+
+def _encrypt_sql(text: str, spec: FieldSpec) -> str:
+    key_hex = _encrypt_key(spec).hex()
+    cipher = f"aes_encrypt(encode({text}, 'UTF-8'), unhex('{key_hex}'), 'GCM')"
+    b64url = f"translate(base64({cipher}), '+/', '-_')"  # base64url, padded
+    return (
+        f"CASE WHEN {text} IS NULL THEN NULL WHEN startswith({text}, 'enc:') THEN {text} "
+        f"ELSE concat('enc:', {b64url}) END"
+    )

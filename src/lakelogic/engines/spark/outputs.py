@@ -1,0 +1,57 @@
+"""Parquet outputs of a run (``output_good`` / ``output_bad``) written to a staging directory first and
+moved into place only when the run passes its gates, through the Hadoop FileSystem API (local paths
+and object stores alike). Also the no-op action used when a frame is not written anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+
+def noop_action(frame: DataFrame) -> None:
+    """Execute ``frame`` fully without writing (fills its observations); no data reaches the driver."""
+    frame.write.format("noop").mode("overwrite").save()
+
+
+class StagedOutput:
+    """``<path>.__lakelogic_staging_<run_id>`` written by :meth:`write`, renamed to ``path`` by :meth:`commit`."""
+
+    def __init__(self, spark: SparkSession, path: str, run_id: str) -> None:
+        self.spark = spark
+        self.path = path.rstrip("/")
+        self.staging = f"{self.path}.__lakelogic_staging_{run_id.replace('-', '')[:12]}"
+        self._written = False
+
+    def _fs(self, path: str) -> tuple[Any, Any]:
+        jvm = self.spark.sparkContext._jvm  # the Hadoop FileSystem API has no Python binding
+        assert jvm is not None
+        hpath = jvm.org.apache.hadoop.fs.Path(path)
+        conf = self.spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+        return hpath.getFileSystem(conf), hpath
+
+    def write(self, frame: DataFrame) -> None:
+        frame.write.mode("overwrite").parquet(self.staging)
+        self._written = True
+
+    def commit(self) -> None:
+        """Replace ``path`` with the staged output (overwrite semantics)."""
+        if not self._written:
+            return
+        fs, final = self._fs(self.path)
+        _, staging = self._fs(self.staging)
+        if fs.exists(final):
+            fs.delete(final, True)
+        parent = final.getParent()
+        if parent is not None and not fs.exists(parent):
+            fs.mkdirs(parent)
+        if not fs.rename(staging, final):
+            raise OSError(f"could not move {self.staging} to {self.path}")
+        self._written = False
+
+    def discard(self) -> None:
+        fs, staging = self._fs(self.staging)
+        if fs.exists(staging):
+            fs.delete(staging, True)
+        self._written = False

@@ -1,0 +1,79 @@
+"""Reference probes of row rules (``referential_integrity``, ``lifecycle_window`` with a reference).
+
+A probe becomes a boolean column computed by ONE left join with a per-key summary of the link (distinct
+keys, or per-key validity windows), so the join never fans rows out and the rule itself stays a plain
+predicate over the probe column inside the phase projection. Reference tables are small: broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from lakelogic.errors import PlanError
+from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.plan.steps import ReferenceProbe
+
+
+def attach_probes(frame: DataFrame, probes: Sequence[ReferenceProbe], links: Mapping[str, DataFrame]) -> DataFrame:
+    """Add one boolean column per distinct probe (``probe.column``)."""
+    seen: set[str] = set()
+    for probe in probes:
+        if probe.column in seen or probe.column in frame.columns:
+            continue
+        seen.add(probe.column)
+        if probe.link not in links:
+            raise PlanError(f"rule probe needs link {probe.link!r}, which is not declared under links")
+        link = links[probe.link]
+        if probe.window_start is not None:
+            frame = _window_probe(frame, probe, link)
+        else:
+            frame = _membership_probe(frame, probe, link)
+    return frame
+
+
+def _key_aliases(probe: ReferenceProbe) -> list[str]:
+    return [f"__ll_pk_{probe.column}_{i}" for i in range(len(probe.key))]
+
+
+def _join_condition(probe: ReferenceProbe, aliases: list[str]) -> Column:
+    if len(probe.key) != len(probe.frame_expr):
+        raise PlanError(f"probe {probe.column}: {len(probe.key)} key column(s) but {len(probe.frame_expr)} value(s)")
+    cond: Column | None = None
+    for expr, alias in zip(probe.frame_expr, aliases, strict=True):
+        part = F.expr(expr) == F.col(alias)
+        cond = part if cond is None else cond & part
+    assert cond is not None
+    return cond
+
+
+def _membership_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) -> DataFrame:
+    aliases = _key_aliases(probe)
+    hit = f"__ll_hit_{probe.column}"
+    keys = (
+        link.select(*[F.col(quote_ident(k)).alias(a) for k, a in zip(probe.key, aliases, strict=True)])
+        .where(" AND ".join(f"{a} IS NOT NULL" for a in aliases))
+        .distinct()
+        .withColumn(hit, F.lit(True))
+    )
+    joined = frame.join(F.broadcast(keys), _join_condition(probe, aliases), "left")
+    return joined.withColumn(probe.column, F.coalesce(F.col(hit), F.lit(False))).drop(hit, *aliases)
+
+
+def _window_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) -> DataFrame:
+    aliases = _key_aliases(probe)
+    windows = f"__ll_win_{probe.column}"
+    start = F.col(quote_ident(probe.window_start or ""))
+    end = F.col(quote_ident(probe.window_end)) if probe.window_end else F.lit(None)
+    summary = link.groupBy(*[F.col(quote_ident(k)).alias(a) for k, a in zip(probe.key, aliases, strict=True)]).agg(
+        F.collect_list(F.struct(start.alias("s"), end.alias("e"))).alias(windows)
+    )
+    joined = frame.join(F.broadcast(summary), _join_condition(probe, aliases), "left")
+    value = probe.window_value_expr or (probe.frame_expr[0] if probe.frame_expr else "NULL")
+    end_default = probe.window_end_default or "NULL"
+    test = (
+        f"coalesce(exists({windows}, w -> w.s <= ({value}) AND ({value}) <= coalesce(w.e, {end_default})), false)"
+    )
+    return joined.withColumn(probe.column, F.expr(test)).drop(windows, *aliases)

@@ -1,0 +1,85 @@
+"""The quarantine frame (SEMANTICS §11): malformed records, pre failures and post failures in one frame.
+
+Rows keep every column they had when they failed (union schema; absent = NULL) plus
+``_lakelogic_errors``, ``_lakelogic_categories`` (same order and length), ``_lakelogic_run_id`` (always)
+and ``_lakelogic_quarantined_at`` (UTC, the run's start so every row of a run agrees).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakelogic.engines.spark.counting import Observations
+from lakelogic.engines.spark.rules import CATEGORIES_COLUMN, ERRORS_COLUMN
+from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
+
+RUN_ID_COLUMN = "_lakelogic_run_id"
+QUARANTINED_AT_COLUMN = "_lakelogic_quarantined_at"
+MALFORMED_RULE = "malformed_record"
+
+
+@dataclass
+class QuarantineParts:
+    malformed: DataFrame | None
+    pre: DataFrame
+    post: DataFrame | None
+
+
+def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataFrame, DataFrame | None]:
+    """Separate records the reader could not parse; they go straight to quarantine (never into ops)."""
+    if CORRUPT_COLUMN not in frame.columns:
+        return frame, None
+    corrupt = F.col(CORRUPT_COLUMN)
+    good = frame.where(corrupt.isNull()).drop(CORRUPT_COLUMN)
+    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed")
+    return good, malformed
+
+
+def _malformed_rows(malformed: DataFrame, like: DataFrame, *, include_reason: bool) -> DataFrame:
+    """Malformed records shaped like the pre-failure rows: data columns NULL, one schema message."""
+    corrupt = F.col(CORRUPT_COLUMN)
+    raw = set(malformed.columns)
+    cols = []
+    for f in like.schema.fields:
+        if f.name in (ERRORS_COLUMN, CATEGORIES_COLUMN):
+            continue
+        if f.name == SOURCE_FILE_COLUMN and f.name in raw:
+            cols.append(F.col(SOURCE_FILE_COLUMN))
+        elif f.name in raw:
+            # Referencing the real column (always NULL here) keeps Spark from reading only the
+            # corrupt-record column, which its JSON/CSV readers refuse.
+            cols.append(F.when(corrupt.isNull(), F.col(quote_ident(f.name))).cast(f.dataType).alias(f.name))
+        else:
+            cols.append(F.lit(None).cast(f.dataType).alias(f.name))
+    detail = F.concat(F.lit(f"Rule failed: {MALFORMED_RULE} (unparseable record: "), corrupt, F.lit(")"))
+    message = detail if include_reason else F.lit(f"Rule failed: {MALFORMED_RULE}")
+    return malformed.select(
+        *cols, F.array(message).alias(ERRORS_COLUMN), F.array(F.lit("schema")).alias(CATEGORIES_COLUMN)
+    )
+
+
+def assemble_quarantine(
+    parts: QuarantineParts, *, run_id: str, quarantined_at: datetime, include_reason: bool
+) -> DataFrame:
+    frames = []
+    if parts.malformed is not None:
+        frames.append(_malformed_rows(parts.malformed, parts.pre, include_reason=include_reason))
+    frames.append(parts.pre)
+    if parts.post is not None:
+        frames.append(parts.post)
+    bad = frames[0]
+    for other in frames[1:]:
+        bad = bad.unionByName(other, allowMissingColumns=True)
+    data = [c for c in bad.columns if c not in (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)]
+    return bad.select(
+        *[F.col(quote_ident(c)) for c in data],
+        F.col(ERRORS_COLUMN),
+        F.col(CATEGORIES_COLUMN),
+        F.lit(run_id).alias(RUN_ID_COLUMN),
+        F.lit(quarantined_at).cast("timestamp").alias(QUARANTINED_AT_COLUMN),
+    )

@@ -1,0 +1,68 @@
+"""Filling the run report from the plan and from the observations of a finished evaluation (§12, §22)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakelogic.engines.spark.executor import Evaluation
+from lakelogic.engines.spark.quarantine import MALFORMED_RULE
+from lakelogic.report import Counts, RuleResult, RunReport
+
+
+def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
+    report.contract = plan.contract_name
+    report.title = plan.title
+    report.table_name = plan.table_name
+    report.dataset = getattr(contract, "dataset", None) if isinstance(getattr(contract, "dataset", None), str) else None
+    report.contract_version = plan.version
+    report.layer = plan.layer
+    report.domain = plan.domain
+    report.system = plan.system
+
+
+def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
+    obs = ev.observations
+    counts = Counts(source=obs.rows("source"), good=obs.rows("good"), quarantined=obs.rows("quarantined"))
+    for point in ev.row_effects:
+        before, after = obs.rows(point.before), obs.rows(point.after)
+        removed, added = max(before - after, 0), max(after - before, 0)
+        if point.effect in ("filter", "dedup"):
+            counts.filtered += removed
+            if point.effect == "dedup":
+                counts.deduplicated += removed
+        elif point.effect == "expand":
+            counts.expanded += added
+        else:  # any: net change
+            counts.filtered += removed
+            counts.expanded += added
+    report.counts = counts
+    report.rules = rule_results(ev, plan)
+
+
+def rule_results(ev: Evaluation, plan: Any) -> list[RuleResult]:
+    """One entry per rule name (schema checks included), failures summed over phases (e.g. ``<f>_type``)."""
+    obs = ev.observations
+    results: dict[str, RuleResult] = {}
+    if ev.malformed_label is not None:
+        results[MALFORMED_RULE] = RuleResult(
+            name=MALFORMED_RULE, category="schema", severity="error", phase="pre", origin="schema",
+            sql="record parses", failed=obs.rows(ev.malformed_label),
+        )  # fmt: skip
+    for label, checks in ev.checks.items():
+        values = obs.collect_one(label)
+        for i, check in enumerate(checks):
+            failed = int(values.get(f"c{i}") or 0)
+            if check.name in results:
+                results[check.name].failed += failed
+                continue
+            results[check.name] = RuleResult(
+                name=check.name, category=check.category.lower(), severity=str(check.severity),
+                phase=str(check.phase), origin=check.origin, sql=check.sql, failed=failed,
+            )  # fmt: skip
+    for rule in getattr(plan, "row_rules", ()):
+        if rule.name not in results:  # declared but never evaluated (e.g. no rows reached the phase)
+            results[rule.name] = RuleResult(
+                name=rule.name, category=rule.category, severity=str(rule.severity), phase=str(rule.phase),
+                origin=rule.origin, sql=rule.message_detail, failed=0,
+            )  # fmt: skip
+    return list(results.values())

@@ -1,0 +1,281 @@
+"""One contract run on Spark end to end: evaluate, act, count, gate, publish, report (SEMANTICS §8, §12, §22).
+
+Actions: the good and the quarantine frame are each consumed by exactly one action — a Parquet write to a
+staging directory when an output path was asked for, else a no-op sink — and every count comes from the
+observations those actions fill. Only when the run passes its gates (reconciliation, empty source,
+quarantine/dataset halts) are staged outputs moved into place and the target materialized, so a failed
+run writes nothing.
+
+The frame right after the pre checks is persisted (``LAKELOGIC_PERSIST``: ``memory_and_disk`` default,
+``disk``, ``memory_ser``, ``none``) so the two actions and the dataset-rule aggregation share one scan
+of the source; it is released at the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.dataset_rules import evaluate_dataset_rules, failed_error_rules
+from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
+from lakelogic.engines.spark.outputs import StagedOutput, noop_action
+from lakelogic.engines.spark.reporting import fill_counts, fill_identity
+from lakelogic.errors import (
+    DatasetRuleHalt,
+    EmptySourceError,
+    EngineError,
+    LakeLogicError,
+    QuarantineHalt,
+    ReconciliationError,
+    UnsupportedError,
+)
+from lakelogic.report import ErrorBlock, RunReport
+from lakelogic.types import RunStatus
+
+_PERSIST_LEVELS: dict[str, StorageLevel | None] = {
+    "none": None,
+    "memory_and_disk": StorageLevel.MEMORY_AND_DISK,
+    "disk": StorageLevel.DISK_ONLY,
+    "memory_ser": StorageLevel.MEMORY_AND_DISK,
+}
+
+
+@dataclass
+class RunRequest:
+    source: DataFrame | str | Path | None = None
+    materialize: bool = False
+    target: str | None = None
+    output_good: str | None = None
+    output_bad: str | None = None
+    run_id: str = ""
+    pipeline_run_id: str | None = None
+    window: Any = None
+    env: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    good: DataFrame | None
+    bad: DataFrame | None
+    report: RunReport
+    evaluation: Evaluation | None = None
+
+
+@dataclass
+class _Progress:
+    step: str = "compile"
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.step = name
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - started, 4)
+
+
+def persist_level() -> StorageLevel | None:
+    name = os.environ.get("LAKELOGIC_PERSIST", "memory_and_disk").strip().lower()
+    if name not in _PERSIST_LEVELS:
+        raise EngineError(f"LAKELOGIC_PERSIST={name!r}; allowed: {', '.join(_PERSIST_LEVELS)}")
+    return _PERSIST_LEVELS[name]
+
+
+def _user_error(exc: BaseException) -> LakeLogicError | None:
+    """Errors caused by the contract or the data (returned as failed runs), else None (re-raised)."""
+    if isinstance(exc, LakeLogicError):
+        return exc
+    try:
+        from pyspark.errors import AnalysisException, ParseException
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(exc, AnalysisException | ParseException):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return EngineError(f"Spark rejected the contract's SQL: {first}")
+    return None
+
+
+def run_contract(
+    spark: SparkSession, contract: Any, plan_factory: Callable[[], Any], request: RunRequest
+) -> RunOutcome:
+    report = RunReport(
+        run_id=request.run_id,
+        pipeline_run_id=request.pipeline_run_id,
+        contract=str(getattr(contract, "contract_name", "contract")),
+        engine="spark",
+        lakelogic_version=_version(),
+    )
+    progress = _Progress()
+    outcome = RunOutcome(None, None, report)
+    staged: list[StagedOutput] = []
+    try:
+        _run(spark, contract, plan_factory, request, report, progress, outcome, staged)
+    except BaseException as exc:
+        for out in staged:
+            out.discard()
+        user = _user_error(exc)
+        report.error = ErrorBlock(
+            type=(user or exc).error_type if isinstance(user or exc, LakeLogicError) else "internal",
+            message=str(user or exc),
+            step=progress.step,
+            traceback="".join(traceback.format_exception(exc)),
+        )
+        report.timings.update(progress.timings)
+        report.finish(RunStatus.FAILED)
+        if outcome.evaluation is not None:
+            outcome.evaluation.release()
+        if user is None:
+            raise
+        return outcome
+    report.timings.update(progress.timings)
+    report.finish()
+    return outcome
+
+
+def _run(
+    spark: SparkSession,
+    contract: Any,
+    plan_factory: Callable[[], Any],
+    request: RunRequest,
+    report: RunReport,
+    progress: _Progress,
+    outcome: RunOutcome,
+    staged: list[StagedOutput],
+) -> None:
+    plan = plan_factory()
+    fill_identity(report, plan, contract)
+    report.warnings.extend(plan.warnings)
+    # Strict, predictable datetime parsing: invalid text gives NULL (a cast failure), never an exception.
+    spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
+    ctx = SparkRunContext(
+        spark=spark,
+        run_id=request.run_id,
+        as_of=datetime.now(UTC),
+        contract_dir=getattr(contract, "contract_dir", None),
+        pipeline_run_id=request.pipeline_run_id,
+    )
+    contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
+    executor = PlanExecutor(plan, ctx, persist=persist_level(), contract_dict=contract_dict)
+    with progress.stage("read"):
+        ev = executor.evaluate(request.source)
+    outcome.evaluation = ev
+    report.source = ev.source_info
+    report.schema_drift = ev.drift
+    if ev.no_input:
+        _empty(report, ev, ctx)
+        return
+    outcome.good, outcome.bad = ev.good, ev.bad
+    assert ev.good is not None and ev.bad is not None
+    # The two actions: each frame is consumed once; observations fill every count meanwhile.
+    if request.output_good:
+        out = StagedOutput(spark, request.output_good, request.run_id)
+        staged.append(out)
+        with progress.stage("write_target"):
+            out.write(ev.good)
+    else:
+        with progress.stage("evaluate"):
+            noop_action(ev.good)
+    if request.output_bad:
+        out = StagedOutput(spark, request.output_bad, request.run_id)
+        staged.append(out)
+        with progress.stage("write_quarantine"):
+            out.write(ev.bad)
+    else:
+        with progress.stage("evaluate"):
+            noop_action(ev.bad)
+    progress.step = "counts"
+    fill_counts(report, ev, plan)
+    report.warnings.extend(w for w in ctx.warnings if w not in report.warnings)
+    if report.counts.source == 0:
+        for out in staged:
+            out.discard()
+        _empty(report, ev, ctx)
+        return
+    if not report.counts.reconciles():
+        c = report.counts
+        raise ReconciliationError(
+            f"counts do not reconcile: source {c.source} + expanded {c.expanded} != good {c.good} + "
+            f"quarantined {c.quarantined} + filtered {c.filtered}"
+        )
+    if ev.dataset is not None and ev.dataset.rules:
+        with progress.stage("dataset_rules"):
+            report.dataset_rules = evaluate_dataset_rules(spark, ev.good, ev.dataset.rules, ctx.links)
+    _gates(report, ev)
+    failed_ds = failed_error_rules(report.dataset_rules)
+    if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
+        report.status = RunStatus.PARTIAL
+    else:
+        report.status = RunStatus.SUCCEEDED
+    progress.step = "publish"
+    for out in staged:
+        out.commit()
+    staged.clear()
+    if request.materialize:
+        with progress.stage("write_target"):
+            report.materialization = _materialize(spark, contract, plan, ev, report, request)
+    ev.release()
+
+
+def _empty(report: RunReport, ev: Evaluation, ctx: SparkRunContext) -> None:
+    report.counts.source = 0
+    if ev.empty_behavior == "skip":
+        report.status = RunStatus.NO_NEW_DATA
+        ev.release()
+        return
+    raise EmptySourceError("the source has no rows", hint="set source.empty_behavior: skip to allow empty loads")
+
+
+def _gates(report: RunReport, ev: Evaluation) -> None:
+    quarantined = report.counts.quarantined
+    if not ev.quarantine_enabled and quarantined > 0:
+        raise QuarantineHalt(
+            f"{quarantined} row(s) failed error-severity rules and quarantine is disabled; nothing was written"
+        )
+    if ev.fail_on_quarantine and quarantined > 0:
+        raise QuarantineHalt(f"{quarantined} row(s) were quarantined and quarantine.fail_on_quarantine is set")
+    if ev.dataset is not None and ev.dataset.fail_pipeline_on_dataset_error:
+        failed = failed_error_rules(report.dataset_rules)
+        if failed:
+            names = ", ".join(r.name for r in failed)
+            raise DatasetRuleHalt(f"dataset rule(s) failed: {names} (fail_pipeline_on_dataset_error)")
+
+
+def _materialize(
+    spark: SparkSession, contract: Any, plan: Any, ev: Evaluation, report: RunReport, request: RunRequest
+) -> Any:
+    try:
+        from lakelogic.tables.materialize import materialize_run
+    except ImportError as exc:
+        raise UnsupportedError("materialization is provided by lakelogic.tables, which is not installed") from exc
+    return materialize_run(
+        spark,
+        contract=contract,
+        plan=plan,
+        good=ev.good,
+        bad=ev.bad,
+        report=report,
+        target=request.target,
+        run_id=request.run_id,
+        pipeline_run_id=request.pipeline_run_id,
+        window=request.window,
+        env=request.env,
+    )
+
+
+def _version() -> str:
+    from lakelogic import __version__
+
+    return __version__

@@ -1,0 +1,246 @@
+"""File sources on Spark (SEMANTICS §3): csv/tsv/json/jsonl/ndjson/parquet/orc/avro files, dirs and globs.
+
+Everything is read as its *raw* type (CSV as text, JSON with its own scalar types) so casting to the
+model stays strict and happens in one place (the engine). Unparseable records are kept, not dropped:
+Spark's PERMISSIVE mode puts their raw text in :data:`CORRUPT_COLUMN`, and the engine quarantines them
+as ``malformed_record``. Local paths are listed in Python (file count, names, newest mtime for the
+report); remote URLs are handed to Spark as they are.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.errors import ContractError, MissingDependencyError, Problem, SourceError, UnsupportedError
+from lakelogic.report import SourceInfo
+from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+FILE_FORMATS = ("csv", "tsv", "json", "jsonl", "ndjson", "parquet", "orc", "avro")
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "ndjson",
+    ".parquet": "parquet", ".pq": "parquet", ".orc": "orc", ".avro": "avro",
+}  # fmt: skip
+_COMMON_OPTIONS = {"engine_options", "date_formats", "timestamp_formats"}
+_OPTIONS = {
+    "csv": {"delimiter", "has_header", "quote_char", "escape_char", "encoding", "null_values", "skip_rows",
+            "comment_prefix"},
+    "json": {"multiline", "encoding"},
+    "parquet": set(),
+    "orc": set(),
+    "avro": set(),
+}  # fmt: skip
+_REMOTE = ("s3://", "s3a://", "abfss://", "abfs://", "gs://", "wasbs://", "hdfs://", "dbfs:/")
+LISTED_FILES = 100
+
+
+@dataclass
+class SourceRead:
+    """A read source: ``frame`` is None when no file qualified (zero rows, nothing to scan)."""
+
+    frame: DataFrame | None
+    info: SourceInfo
+    format: str
+    files: list[str] = field(default_factory=list)
+
+
+def canonical_format(fmt: str | None, path: str | None) -> str:
+    """The reader for a declared format, else the path's extension (SEMANTICS §3.1)."""
+    if fmt:
+        low = fmt.lower()
+        return {"jsonl": "json", "ndjson": "json"}.get(low, low)
+    if path:
+        suffix = Path(path.split("?")[0].rstrip("/*")).suffix.lower()
+        if suffix in _EXTENSIONS:
+            return {"jsonl": "json", "ndjson": "json"}.get(_EXTENSIONS[suffix], _EXTENSIONS[suffix])
+    raise SourceError(f"cannot tell the format of source {path!r}", hint="set source.format")
+
+
+def validate_options(fmt: str, options: Mapping[str, Any], *, yaml_path: str = "source.options") -> None:
+    """Unknown options are errors (SEMANTICS §3.2), named with the YAML path and the allowed keys."""
+    family = "csv" if fmt in ("csv", "tsv") else fmt
+    allowed = _OPTIONS.get(family, set()) | _COMMON_OPTIONS
+    problems = [
+        Problem(file="<contract>", path=f"{yaml_path}.{key}", message=f"unknown option for format {fmt!r}",
+                allowed=", ".join(sorted(allowed)))
+        for key in options
+        if key not in allowed
+    ]  # fmt: skip
+    if problems:
+        raise ContractError(problems)
+
+
+def resolve_path(path: str, base_dir: Path | None) -> str:
+    if path.startswith(_REMOTE) or "://" in path and not path.startswith("file://"):
+        return path
+    local = path.removeprefix("file://")
+    candidate = Path(os.path.expanduser(local))
+    if not candidate.is_absolute() and base_dir is not None:
+        candidate = base_dir / candidate
+    return str(candidate)
+
+
+def _visible(p: Path) -> bool:
+    return not any(part.startswith((".", "_")) for part in p.name.split("/"))
+
+
+def list_local_files(path: str, pattern: str | None) -> tuple[list[str], str | None]:
+    """Files under a file/dir/glob (hidden ``.``/``_`` names skipped); also the base dir for partitions."""
+    has_glob = any(ch in path for ch in "*?[")
+    if has_glob:
+        found = [Path(p) for p in globlib.glob(path, recursive=True)]
+        base = None
+    else:
+        root = Path(path)
+        if root.is_file():
+            return [str(root)], None
+        if not root.exists():
+            raise SourceError(f"source path does not exist: {path}")
+        found = list(root.glob(pattern)) if pattern else list(root.rglob("*"))
+        base = str(root)
+    files = sorted(str(p) for p in found if p.is_file() and _visible(p))
+    if has_glob and pattern:
+        files = sorted({str(q) for f in files for q in [Path(f)] if q.match(pattern)})
+    return files, base
+
+
+def read_files(
+    spark: SparkSession,
+    *,
+    path: str,
+    fmt: str | None,
+    options: Mapping[str, Any] | None = None,
+    pattern: str | None = None,
+    base_dir: Path | None = None,
+    with_file_path: bool = False,
+    source_type: str = "landing",
+) -> SourceRead:
+    """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None."""
+    options = dict(options or {})
+    resolved = resolve_path(path, base_dir)
+    declared = fmt.lower() if fmt else None
+    fmt_family = canonical_format(declared, resolved if not pattern else pattern)
+    validate_options(declared or fmt_family, options)
+    info = SourceInfo(type=source_type, path=resolved)
+    remote = resolved.startswith(_REMOTE) or ("://" in resolved and not resolved.startswith("file://"))
+    if remote:
+        targets, base = [resolved if not pattern else resolved.rstrip("/") + "/" + pattern], None
+    else:
+        targets, base = list_local_files(resolved, pattern)
+        sizes = [(f, os.stat(f)) for f in targets]
+        info.files_count = len(targets)
+        info.files = targets[:LISTED_FILES]
+        if sizes:
+            newest = max(st.st_mtime for _, st in sizes)
+            info.max_source_mtime = datetime.fromtimestamp(newest, tz=UTC)
+        targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
+        if not targets:
+            return SourceRead(None, info, fmt_family)
+    frame = _read(spark, fmt_family, declared, targets, base, options)
+    if frame is None:
+        return SourceRead(None, info, fmt_family, targets)
+    if with_file_path:
+        from pyspark.sql import functions as F
+
+        frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
+    if remote:
+        info.files = frame.inputFiles()[:LISTED_FILES]
+        info.files_count = len(info.files)
+    return SourceRead(frame, info, fmt_family, targets)
+
+
+def _read(
+    spark: SparkSession, family: str, declared: str | None, files: Sequence[str], base: str | None,
+    options: Mapping[str, Any],
+) -> DataFrame | None:  # fmt: skip
+    engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
+    reader = spark.read
+    if base:
+        reader = reader.option("basePath", base)
+    if family in ("csv", "tsv"):
+        return _read_csv(spark, files, base, options, engine_options, tab=family == "tsv" or declared == "tsv")
+    if family == "json":
+        reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+        if options.get("multiline"):
+            reader = reader.option("multiLine", "true")
+        if options.get("encoding"):
+            reader = reader.option("encoding", str(options["encoding"]))
+        frame = reader.options(**engine_options).json(list(files))
+        return frame if frame.columns else None
+    if family in ("parquet", "orc", "avro"):
+        try:
+            return reader.options(**engine_options).format(family).load(list(files))
+        except Exception as exc:  # converted: a missing reader plugin is a dependency problem
+            if family == "avro" and "avro" in str(exc).lower():
+                raise MissingDependencyError(
+                    "reading Avro needs the spark-avro package",
+                    hint="add org.apache.spark:spark-avro_2.12:3.5.x to spark.jars.packages",
+                ) from exc
+            raise
+    raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+def _read_csv(
+    spark: SparkSession, files: Sequence[str], base: str | None, options: Mapping[str, Any],
+    engine_options: dict[str, str], *, tab: bool,
+) -> DataFrame | None:  # fmt: skip
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if int(options.get("skip_rows") or 0) > 0:
+        raise UnsupportedError("csv option skip_rows is not supported on Spark yet", hint="remove the leading rows")
+    null_values = [str(v) for v in (options.get("null_values") or [""])]
+    csv_opts: dict[str, str] = {
+        "sep": "\t" if tab else str(options.get("delimiter", ",")),
+        "header": "true" if options.get("has_header", True) else "false",
+        "quote": str(options.get("quote_char", '"')),
+        "escape": str(options.get("escape_char", "\\")),
+        "encoding": str(options.get("encoding", "utf-8")),
+        "nullValue": null_values[0],
+        "mode": "PERMISSIVE",
+        "columnNameOfCorruptRecord": CORRUPT_COLUMN,
+        "inferSchema": "false",
+    }
+    if options.get("comment_prefix"):
+        csv_opts["comment"] = str(options["comment_prefix"])
+    if base:
+        csv_opts["basePath"] = base
+    csv_opts.update(engine_options)
+    # The header gives the column names; every column is read as text, plus the corrupt-record column.
+    header = spark.read.options(**csv_opts).csv(list(files)).schema
+    if not header.fields:
+        return None
+    schema = StructType([StructField(f.name, StringType(), True) for f in header.fields])
+    schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
+    frame = spark.read.options(**csv_opts).schema(schema).csv(list(files))
+    extra_nulls = null_values[1:]
+    if extra_nulls:
+        frame = frame.select(
+            *[
+                F.when(F.col(f"`{f.name}`").isin(extra_nulls), F.lit(None)).otherwise(F.col(f"`{f.name}`")).alias(f.name)
+                if f.name != CORRUPT_COLUMN
+                else F.col(CORRUPT_COLUMN)
+                for f in schema.fields
+            ]
+        )
+    return frame
+
+
+def read_table(spark: SparkSession, name: str, *, fmt: str | None) -> DataFrame:
+    """A catalog table (``catalog.ns.table`` or ``table:...``) or a Delta/Iceberg path."""
+    ref = name.removeprefix("table:")
+    if fmt == "delta" or (fmt is None and "/" in ref):
+        from lakelogic.sources.delta import read_delta
+
+        return read_delta(spark, ref)
+    if "/" in ref and fmt == "iceberg":
+        return spark.read.format("iceberg").load(ref)
+    return spark.table(ref)
