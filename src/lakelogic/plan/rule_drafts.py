@@ -6,14 +6,15 @@ then names them (SEMANTICS §10.4) and infers their phase (§10.2).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lakelogic.errors import PlanError
 from lakelogic.plan.access import opt, text
-from lakelogic.plan.steps import ReferenceProbe
-from lakelogic.types import Phase, Severity
+from lakelogic.plan.steps import FieldSpec, ReferenceProbe
+from lakelogic.types import LogicalType, Phase, Severity
 
 Origin = Literal["declared", "shorthand", "field", "implied", "schema"]
 
@@ -86,3 +87,34 @@ def category_of(value: Any, default: str) -> str:
     """Categories are free text, lower-cased (SEMANTICS §10.4)."""
     cat = text(value)
     return cat.strip().lower() if cat and cat.strip() else default
+
+
+@dataclass
+class RuleContext:
+    """What rule compilation needs to know beyond the rule itself."""
+
+    fields: tuple[FieldSpec, ...]
+    links: frozenset[str]
+    enforce_required: bool = True
+    cast_to_string: bool = False
+    key_columns: tuple[str, ...] = ()  # merge/SCD2 keys: always checked non-NULL (§6)
+    key_path: str = "primary_key"  # where the key columns were declared
+    _probes: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def type_of(self, column: str) -> LogicalType | None:
+        if self.cast_to_string:
+            return LogicalType("string") if column in self.field_names else None
+        for spec in self.fields:
+            if spec.name == column:
+                return spec.type
+        return None
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def new_probe_column(self) -> str:
+        return f"__lakelogic_probe_{next(self._probes)}"
+
+
+# --- field rules ------------------------------------------------------------------------------
