@@ -237,3 +237,26 @@ def test_problem_inside_a_union_value_wins_over_shape_errors(write_contract: Wri
     problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_null: {feld: id}\n"))
     assert problem.path == "quality.row_rules[0].not_null.feld"
     assert problem.suggestion == "field"
+
+
+def test_cross_block_problems_have_their_own_paths(write_contract: Write) -> None:
+    text = MINIMAL + (
+        "links:\n  - {name: regions, path: a.parquet}\n  - {name: regions, path: b.parquet}\n"
+        "quality:\n  row_rules:\n    - {name: r, sql: id > 0}\n    - not_null: id\n      name: r\n"
+        "materialization:\n  strategy: merge\n"
+    )
+    problems = problems_of(write_contract(text))
+    assert [(p.path, p.line) for p in problems] == [
+        ("links[1].name", 12),
+        ("quality.row_rules[1].name", 17),
+        ("materialization.strategy", 19),
+    ]
+    assert problems[0].message == "duplicate link name 'regions'"
+    assert problems[1].message == "duplicate row rule name 'r'"
+    assert problems[2].message == "strategy 'merge' needs primary_key"
+
+
+def test_info_version_must_be_quoted(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL.replace("title: Orders", "title: Orders\n  version: 1.10")))
+    assert problem.path == "info.version"
+    assert "quote it" in problem.message

@@ -91,7 +91,7 @@ class Contract(OLCModel):
             if "dataset" in out and out["dataset"] != inner:
                 raise PydanticCustomError(
                     "dataset_conflict",
-                    "info.dataset {inner!r} differs from dataset {outer!r}; write one name",
+                    "info.dataset '{inner}' differs from dataset '{outer}'; write one name",
                     {"inner": inner, "outer": out["dataset"]},
                 )
             out["dataset"] = inner
@@ -129,36 +129,60 @@ class Contract(OLCModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Contract:
-        name = self.contract_name
-        if not re.match(NAME_PATTERN, name):
-            raise ValueError(
-                f"contract name {name!r} (from dataset/info.table_name/info.title) must match [A-Za-z0-9_.-]+"
+        found = self.document_problems()
+        if found:
+            # One error carrying every finding; the loader turns each into its own Problem.
+            raise PydanticCustomError(
+                "document",
+                "{summary}",
+                {"summary": "; ".join(message for _, message in found), "problems": tuple(found)},
             )
-        link_names = [link.name for link in self.links]
-        dupes = sorted({n for n in link_names if link_names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate link name(s): {', '.join(dupes)}")
-        self._check_rule_names()
+        return self
+
+    def document_problems(self) -> list[tuple[str, str]]:
+        """Checks across blocks, as ``(yaml path, message)`` pairs (SEMANTICS §2, §4, §10.4, §13)."""
+        found: list[tuple[str, str]] = []
+        if not re.match(NAME_PATTERN, self.contract_name):
+            where = (
+                "dataset" if self.dataset else ("info.table_name" if self.info.table_name else "info.title")
+            )
+            found.append((where, f"contract name {self.contract_name!r} must match [A-Za-z0-9_.-]+"))
+        found += _duplicates([(f"links[{i}].name", link.name) for i, link in enumerate(self.links)], "link")
+        found += _duplicates(self._row_rule_names(), "row rule")
+        dataset_names = [
+            (f"quality.dataset_rules[{i}].name", r.name)
+            for i, r in enumerate(self.quality.dataset_rules)
+            if r.name is not None
+        ]
+        found += _duplicates(dataset_names, "dataset rule")
         mat = self.materialization
         if mat is not None and mat.strategy == "merge" and not self.primary_key:
-            raise ValueError("materialization strategy 'merge' needs primary_key")
+            found.append(("materialization.strategy", "strategy 'merge' needs primary_key"))
         if (
             mat is not None
             and mat.strategy == "scd2"
             and not ((mat.scd2 and mat.scd2.business_key) or self.natural_key or self.primary_key)
         ):
-            raise ValueError("strategy 'scd2' needs scd2.business_key, natural_key or primary_key")
-        return self
+            found.append(
+                (
+                    "materialization.strategy",
+                    "strategy 'scd2' needs scd2.business_key, natural_key or primary_key",
+                )
+            )
+        return found
 
-    def _check_rule_names(self) -> None:
-        """§10.4: explicit names are unique within row rules and within dataset rules."""
-        row_names: list[str] = [r.name for f in self.model.fields for r in f.rules]
-        row_names += [r.name for r in self.quality.row_rules if r.name is not None]
-        data_names = [r.name for r in self.quality.dataset_rules if r.name is not None]
-        for kind, names in (("row rule", row_names), ("dataset rule", data_names)):
-            dupes = sorted({n for n in names if names.count(n) > 1})
-            if dupes:
-                raise ValueError(f"duplicate {kind} name(s): {', '.join(dupes)}")
+    def _row_rule_names(self) -> list[tuple[str, str]]:
+        names = [
+            (f"model.fields[{i}].rules[{j}].name", rule.name)
+            for i, field in enumerate(self.model.fields)
+            for j, rule in enumerate(field.rules)
+        ]
+        names += [
+            (f"quality.row_rules[{i}].name", rule.name)
+            for i, rule in enumerate(self.quality.row_rules)
+            if rule.name is not None
+        ]
+        return names
 
     # --- identity (§2) -------------------------------------------------------------------------
 
@@ -220,6 +244,17 @@ class Contract(OLCModel):
     def field_rules(self) -> list[tuple[ModelField, QualityRule]]:
         """``model.fields[].rules`` flattened, in field order."""
         return [(f, r) for f in self.model.fields for r in f.rules]
+
+
+def _duplicates(named: list[tuple[str, str]], kind: str) -> list[tuple[str, str]]:
+    """Explicit names must be unique: report every repeat at its own path (§10.4)."""
+    seen: set[str] = set()
+    found: list[tuple[str, str]] = []
+    for path, name in named:
+        if name in seen:
+            found.append((path, f"duplicate {kind} name {name!r}"))
+        seen.add(name)
+    return found
 
 
 def _str_or_none(value: object) -> str | None:

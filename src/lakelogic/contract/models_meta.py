@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from lakelogic.contract.models_base import ClosedSet, Flag, OLCModel
 from lakelogic.contract.models_fields import ModelField
@@ -55,6 +56,18 @@ class Info(OLCModel):
     classification: str | None = None
     domain: str | None = None
     system: str | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _quoted_version(cls, value: Any) -> Any:
+        # An unquoted 1.10 would silently become "1.1": refuse numbers, as for the root version.
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise PydanticCustomError(
+                "version_number",
+                'info.version must be text; quote it, e.g. version: "{value}"',
+                {"value": value, "allowed": 'text such as "1.0.0"'},
+            )
+        return value
 
 
 class Notification(OLCModel):

@@ -36,10 +36,12 @@ def problems_from_validation(
     exc: ValidationError, root: type[BaseModel], data: Any, *, file: str, positions: Positions
 ) -> list[Problem]:
     """One :class:`Problem` per pydantic error, de-duplicated, in document order."""
-    converted = [
-        (err["type"], _convert(err, root, data, file=file, positions=positions))
-        for err in exc.errors(include_url=False)
-    ]
+    converted: list[tuple[str, Problem]] = []
+    for err in exc.errors(include_url=False):
+        if err["type"] == "document":
+            converted += [("document", p) for p in _document_problems(err, data, file, positions)]
+        else:
+            converted.append((err["type"], _convert(err, root, data, file=file, positions=positions)))
     out: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for problem in _merge_union_branches(converted):
@@ -93,6 +95,17 @@ def _merge_union_branches(converted: list[tuple[str, Problem]]) -> list[Problem]
         kinds = list(dict.fromkeys(_SHAPE_ERRORS[k] for k, _ in shape_paths[path]))
         message = "expected " + (", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0])
         out.append(replace(problem, message=message))
+    return out
+
+
+def _document_problems(err: ErrorDetails, data: Any, file: str, positions: Positions) -> list[Problem]:
+    """Expand the root model's cross-block findings (``Contract.document_problems``)."""
+    prefix = _render(_data_loc(tuple(err["loc"]), data, keep_last=False))
+    out = []
+    for path, message in (err.get("ctx") or {}).get("problems", ()):
+        full = f"{prefix}.{path}" if prefix else path
+        line, col = _position(full, positions)
+        out.append(Problem(file=file, path=full, message=message, line=line, column=col))
     return out
 
 
