@@ -285,3 +285,37 @@ def test_conformance_execution_order_and_regex(shared_dir: Path) -> None:
     plan = compile_contract(load_contract(cases / "regex-match" / "contract.olc.yaml"))
     (rule,) = [r for r in plan.row_rules if r.name == "name_is_lower"]
     assert rule.predicate == "name IS NULL OR name RLIKE '^[a-z]+$'"
+
+
+def test_accumulating_snapshot_adds_milestone_order_rule() -> None:
+    model = {
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "ordered_at", "type": "date"},
+            {"name": "shipped_at", "type": "date"},
+            {"name": "delivered_at", "type": "date"},
+        ]
+    }
+    fact = {"type": "accumulating_snapshot", "milestone_dates": ["ordered_at", "shipped_at", "delivered_at"]}
+    plan = compile_doc(contract_doc(model=model, materialization={"strategy": "append", "fact": fact}))
+    (rule,) = [r for r in plan.row_rules if r.name == "milestone_dates_ordered"]
+    assert rule.predicate == (
+        "(ordered_at IS NULL OR shipped_at IS NULL OR ordered_at <= shipped_at) AND "
+        "(shipped_at IS NULL OR delivered_at IS NULL OR shipped_at <= delivered_at)"
+    )
+    assert (rule.category, rule.origin) == ("consistency", "implied")
+
+
+def test_partition_columns_must_exist_in_the_output() -> None:
+    doc = contract_doc(materialization={"partition_by": ["region"]}, schema_policy={"unknown_fields": "drop"})
+    with pytest.raises(PlanError) as info:
+        compile_doc(doc)
+    assert info.value.yaml_path == "materialization.partition_by"
+    # with pass-through columns allowed the source may still bring it
+    plan = compile_doc(contract_doc(materialization={"cluster_by": ["region"]}))
+    assert any("cluster_by" in w for w in plan.warnings)
+    # lineage columns count as output
+    doc = contract_doc(
+        lineage={"enabled": True}, materialization={"partition_by": ["_lakelogic_processed_at"]}
+    )
+    assert compile_doc(doc).warnings == ()

@@ -16,6 +16,7 @@ from lakelogic.plan.fields import resolve_fields
 from lakelogic.plan.rule_forms import RuleContext
 from lakelogic.plan.rules import ColumnOrigins, compile_row_rules
 from lakelogic.plan.steps import (
+    AddLineage,
     CheckDataset,
     FieldSpec,
     Plan,
@@ -70,6 +71,15 @@ def compile_contract(
         source_may_add=unknown_fields != "quarantine",
     )
     row_rules = compile_row_rules(contract, ctx, origins, warnings)
+    lineage = shape_steps.add_lineage(
+        contract,
+        contract_name=name,
+        domain=_identity(contract, "domain"),
+        system=_identity(contract, "system"),
+    )
+    _check_write_columns(
+        contract, origins, lineage, _materialization_columns(contract, strategy, []), warnings
+    )
     dataset_rules = compile_dataset_rules(
         contract,
         implied_unique=_implied_unique(contract, strategy),
@@ -125,7 +135,7 @@ def compile_contract(
     info = opt(contract, "info")
     domain, system = _identity(contract, "domain"), _identity(contract, "system")
     steps.append(shape_steps.mask(fields))
-    steps.append(shape_steps.add_lineage(contract, contract_name=name, domain=domain, system=system))
+    steps.append(lineage)
     if opt(contract, "materialization") is not None:
         steps.append(io_steps.materialize(contract))
 
@@ -242,6 +252,24 @@ def _known_columns(
     for t in transforms:
         known |= set(t.creates)
     return frozenset(known)
+
+
+def _check_write_columns(
+    contract: Any, origins: ColumnOrigins, lineage: AddLineage | None, written: set[str], warnings: list[str]
+) -> None:
+    """§13.4: ``partition_by``/``cluster_by`` columns must exist in the output."""
+    if not origins.known:
+        return
+    available = set(origins.known) | written | set(lineage.columns if lineage else ())
+    mat = opt(contract, "materialization")
+    for key in ("partition_by", "cluster_by"):
+        missing = [str(c) for c in as_list(opt(mat, key)) if c not in available]
+        if not missing:
+            continue
+        message = f"{', '.join(missing)} not in the output (model fields, op outputs, lineage columns)"
+        if not origins.source_may_add or shape_steps.schema_policy(contract)[0] == "drop":
+            raise PlanError(message, yaml_path=f"materialization.{key}")
+        warnings.append(f"materialization.{key}: {message}; it must come from the source")
 
 
 def _check_key_columns(contract: Any, fields: tuple[FieldSpec, ...], transforms: list[Transform]) -> None:

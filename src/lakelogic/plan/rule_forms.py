@@ -6,6 +6,7 @@ max_length, then the field's own ``rules``), key checks implied by merge/SCD2, t
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from lakelogic.errors import PlanError
@@ -22,9 +23,10 @@ from lakelogic.plan.rule_drafts import (
 )
 from lakelogic.plan.rule_shorthands import SHORTHANDS, shorthand_drafts
 from lakelogic.plan.rule_sql import compile_row_sql
+from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.types import Severity
 
-__all__ = ["SHORTHANDS", "RuleContext", "declared_draft", "field_drafts", "row_rule_drafts"]
+__all__ = ["SHORTHANDS", "RuleContext", "declared_draft", "field_drafts", "implied_drafts", "row_rule_drafts"]
 
 
 def field_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
@@ -130,6 +132,29 @@ def row_rule_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
         else:
             drafts.extend(shorthand_drafts(kind, item, path, ctx))
     return drafts
+
+
+def implied_drafts(contract: Any) -> list[RuleDraft]:
+    """Rules implied by the write: ``milestone_dates_ordered`` for accumulating snapshots (§13.6)."""
+    fact = opt(opt(contract, "materialization"), "fact")
+    if fact is None or str(opt(fact, "type")) != "accumulating_snapshot":
+        return []
+    milestones = [str(m) for m in as_list(opt(fact, "milestone_dates"))]
+    path = "materialization.fact.milestone_dates"
+    if not milestones:
+        milestones = [str(opt(f, "name")) for f in model_fields(contract) if opt(f, "milestone", False)]
+        path = "model.fields"
+    if len(milestones) < 2:
+        return []
+    pairs = []
+    for earlier, later in itertools.pairwise(milestones):
+        a, b = quote_ident(earlier), quote_ident(later)
+        pairs.append(f"({a} IS NULL OR {b} IS NULL OR {a} <= {b})")
+    return [
+        _generated(
+            "milestone_dates_ordered", " AND ".join(pairs), "consistency", "implied", path, tuple(milestones)
+        )
+    ]
 
 
 def declared_draft(rule: Any, path: str, ctx: RuleContext, *, origin: Any) -> RuleDraft:

@@ -9,7 +9,7 @@ from typing import Any
 from lakelogic.errors import PlanError
 from lakelogic.plan.naming import RuleNamer
 from lakelogic.plan.rule_drafts import RuleDraft
-from lakelogic.plan.rule_forms import RuleContext, field_drafts, row_rule_drafts
+from lakelogic.plan.rule_forms import RuleContext, field_drafts, implied_drafts, row_rule_drafts
 from lakelogic.plan.steps import RowRule
 from lakelogic.types import Phase
 
@@ -32,7 +32,7 @@ class ColumnOrigins:
 def compile_row_rules(
     contract: Any, ctx: RuleContext, origins: ColumnOrigins, warnings: list[str]
 ) -> tuple[RowRule, ...]:
-    drafts = field_drafts(contract, ctx) + row_rule_drafts(contract, ctx)
+    drafts = field_drafts(contract, ctx) + row_rule_drafts(contract, ctx) + implied_drafts(contract)
     names = _assign_names(drafts)
     rules: list[RowRule] = []
     for draft, name in zip(drafts, names, strict=True):
