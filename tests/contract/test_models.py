@@ -127,7 +127,7 @@ def test_dataset_shorthand_options() -> None:
     assert isinstance(parsed[0], DatasetRuleUnique)
     assert (parsed[0].unique, parsed[0].name, parsed[0].severity) == (["id", "email"], "pk", Severity.WARNING)
     assert isinstance(parsed[1], DatasetRuleUnique) and parsed[1].unique == ["id"]
-    assert parsed[2].category == "Completeness"
+    assert parsed[2].category == "completeness"
     assert isinstance(parsed[4], QualityRule)
     bad = problems(doc(quality={"dataset_rules": [{"unique": "id", "phase": "pre"}]}))
     assert "quality.dataset_rules[0].phase" in bad

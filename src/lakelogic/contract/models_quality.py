@@ -49,6 +49,11 @@ class QualityRule(OLCModel):
         return self
 
 
+def _lower_or_none(cls: type, value: str | None) -> str | None:
+    """Categories are free text, compared lower-cased (§10.4)."""
+    return None if value is None else value.lower()
+
+
 class _Shorthand(OLCModel):
     """Common behaviour of shorthand rules: lift options out of the shorthand object."""
 
@@ -77,6 +82,8 @@ class _Shorthand(OLCModel):
             out[option] = params.pop(option)
         out[cls.KEY] = params
         return out
+
+    _lower_category = field_validator("category", check_fields=False)(_lower_or_none)
 
 
 class _RowShorthand(_Shorthand):
@@ -112,6 +119,8 @@ class NotNullItem(OLCModel):
     category: str | None = None
     severity: SeverityValue | None = None
     phase: PhaseValue | None = None
+
+    _lower_category = field_validator("category")(_lower_or_none)
 
     @model_validator(mode="after")
     def _one_form(self) -> NotNullItem:

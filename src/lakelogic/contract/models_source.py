@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from lakelogic.contract.models_base import ClosedSet, Columns, Flag, Identifier, OLCModel
+from lakelogic.contract.models_base import ClosedSet, Flag, Identifier, OLCModel
 
 SOURCE_TYPES = ("landing", "table", "delta", "iceberg", "database", "stream", "api", "dlt", "sftp")
 SOURCE_FORMATS = (
@@ -181,7 +181,6 @@ __all__ = [
     "SOURCE_FORMATS",
     "SOURCE_TYPES",
     "WATERMARK_STRATEGIES",
-    "Columns",
     "DltEndpoint",
     "DltSource",
     "Environment",
