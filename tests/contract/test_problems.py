@@ -260,3 +260,20 @@ def test_info_version_must_be_quoted(write_contract: Write) -> None:
     problem = only_problem(write_contract(MINIMAL.replace("title: Orders", "title: Orders\n  version: 1.10")))
     assert problem.path == "info.version"
     assert "quote it" in problem.message
+
+
+def test_transformation_item_edge_cases(write_contract: Write) -> None:
+    text = (
+        MINIMAL
+        + "transformations:\n  - trim:\n  - derive: {field: x, sql: '1'}\n    phse: pre\n  - phase: pre\n"
+    )
+    problems = problems_of(write_contract(text))
+    assert [(p.path, p.message, p.suggestion) for p in problems] == [
+        ("transformations[0].trim", "op 'trim' has no parameters", None),
+        ("transformations[1].phse", "unknown transformation op", "phase"),
+        (
+            "transformations[2]",
+            "a transformation item needs exactly one op key (or sql) besides 'phase'; found none",
+            None,
+        ),
+    ]

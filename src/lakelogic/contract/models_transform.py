@@ -139,14 +139,24 @@ class Transformation(OLCModel):
             raise PydanticCustomError(
                 "unknown_op",
                 "unknown transformation op",
-                {"key": key, "allowed": ", ".join(OP_NAMES), "suggestion": closest(key, OP_NAMES)},
+                {
+                    "key": key,
+                    "allowed": ", ".join(OP_NAMES) + " (plus 'phase')",
+                    "suggestion": closest(key, (*OP_NAMES, "phase")),
+                },
             )
-        present = [k for k in keys if data[k] is not None]
-        if len(present) != 1:
+        empty = [k for k in keys if data[k] is None]
+        if empty and len(keys) == 1:
+            raise PydanticCustomError(
+                "op_empty",
+                "op '{key}' has no parameters",
+                {"key": str(empty[0]), "allowed": "the op's parameters (SEMANTICS §9.2)"},
+            )
+        if len(keys) != 1:
             raise PydanticCustomError(
                 "op_count",
                 "a transformation item needs exactly one op key (or sql) besides 'phase'; found {found}",
-                {"found": ", ".join(present) or "none", "allowed": ", ".join(OP_NAMES)},
+                {"found": ", ".join(map(str, keys)) or "none", "allowed": ", ".join(OP_NAMES)},
             )
         return data
 

@@ -117,7 +117,7 @@ def _convert(
     kind = err["type"]
     data_loc = _data_loc(loc, data, keep_last=kind in ("missing", "extra_forbidden"))
     path = _render(data_loc)
-    if kind == "unknown_op" and "key" in ctx:
+    if kind in ("unknown_op", "op_empty") and "key" in ctx:
         path = join_path(path, str(ctx["key"]))
     line, col = _position(path, positions)
     message = _clean(err["msg"])
