@@ -63,6 +63,9 @@ def compile_dataset_rules(
     rules = []
     for d in drafts:
         name = d.explicit_name or namer.generate(d.generated, d.yaml_path)
+        for sql in (d.aggregate_sql, d.check_sql):
+            if sql is not None:  # generated SQL is held to the same standard as contract SQL
+                parse_sql(sql, what=f"dataset rule {name!r}", yaml_path=d.yaml_path)
         rules.append(
             DatasetRule(
                 name=name,

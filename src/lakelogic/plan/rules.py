@@ -10,6 +10,7 @@ from lakelogic.errors import PlanError
 from lakelogic.plan.naming import RuleNamer
 from lakelogic.plan.rule_drafts import RuleDraft
 from lakelogic.plan.rule_forms import RuleContext, field_drafts, implied_drafts, row_rule_drafts
+from lakelogic.plan.sqlutil import parse_sql
 from lakelogic.plan.steps import RowRule
 from lakelogic.types import Phase
 
@@ -37,6 +38,8 @@ def compile_row_rules(
     rules: list[RowRule] = []
     for draft, name in zip(drafts, names, strict=True):
         _check_columns(draft, name, origins, warnings)
+        # Generated predicates are checked like contract SQL, so a quoting slip fails here, not on a cluster.
+        parse_sql(draft.predicate, what=f"rule {name!r}", yaml_path=draft.yaml_path)
         rules.append(
             RowRule(
                 name=name,

@@ -179,7 +179,7 @@ def columns_read(tree: exp.Expr) -> tuple[str, ...]:
     """Columns of the current frame an expression reads, in first-appearance order.
 
     Columns inside subqueries belong to the subquery's tables (links), and lambda parameters of
-    higher-order functions are not columns, so both are left out.
+    higher-order functions are not columns, so both are left out. ``a.b`` reads column ``a``.
     """
     lambda_params: set[str] = set()
     for lam in tree.find_all(exp.Lambda):
@@ -189,10 +189,12 @@ def columns_read(tree: exp.Expr) -> tuple[str, ...]:
     for col in tree.find_all(exp.Column, bfs=False):
         if _inside_subquery(col, tree):
             continue
-        # `source.x` still reads x from the frame; `link.x` outside a subquery is not ours.
-        if col.table and col.table.lower() != "source":
-            continue
-        name = col.name
+        # `a.b` outside a subquery is a struct field of column `a` (no other table is in scope), except
+        # `source.x`, which names the frame itself.
+        parts = [p.name for p in col.parts]
+        if len(parts) > 1 and parts[0].lower() == "source":
+            parts = parts[1:]
+        name = parts[0] if parts else ""
         if not name or name in lambda_params:
             continue
         seen.setdefault(name, None)
