@@ -46,6 +46,8 @@ def sql_string(value: str) -> str:
 class IcebergTable:
     """An Iceberg table ``catalog.namespace.table``."""
 
+    supports_widening = True
+
     def __init__(self, spark: SparkSession, target: ResolvedTarget) -> None:
         self.spark = spark
         self.target = target

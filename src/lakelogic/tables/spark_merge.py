@@ -44,7 +44,12 @@ def merge_changes(
     spark = batch.sparkSession
     if target is None:
         target = spark.createDataFrame([], schema)
-    renamed = target.select(*[q(c).alias(tcol(c)) for c in schema.names], F.lit(True).alias(PRESENT))
+    # columns added by this write are NULL in the current target rows
+    old_columns = [
+        (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(tcol(c))
+        for c in schema.names
+    ]
+    renamed = target.select(*old_columns, F.lit(True).alias(PRESENT))
     condition = None
     for k in keys:
         clause = q(k) == F.col(tcol(k))

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from lakelogic.errors import CommitError, LakeLogicError, UnsupportedError
+from lakelogic.errors import CommitError, LakeLogicError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.spark_batch import DELETE_FLAG, check_keys_present, one_row_per_key
 from lakelogic.tables.spark_evolution import (
@@ -91,6 +91,13 @@ def _evolve(
     batch_schema = frame.select(*[F.col(f"`{c}`") for c in data_columns]).schema
     plan = plan_evolution(current, batch_schema, policy=spec.evolution, strategy=spec.strategy)
     outcome.warnings.extend(plan.warnings)
+    if plan.widened and not getattr(adapter, "supports_widening", False):
+        name, narrow, wide = plan.widened[0]
+        raise SchemaEvolutionError(
+            f"column {name!r}: widening {narrow.simpleString()} -> {wide.simpleString()} is not supported "
+            f"for {adapter.target.format} path tables (existing files keep the old type)",
+            hint="use an Iceberg table, cast the column in the contract, or use evolution: overwrite",
+        )
     schema = evolved_schema(current, batch_schema, plan)
     if current is not None and plan.changes_table and not plan.replace_schema:
         adapter.evolve(plan, schema)

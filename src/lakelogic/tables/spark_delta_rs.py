@@ -1,0 +1,168 @@
+"""Delta tables written by Spark executors and committed with delta-rs (no delta-spark needed).
+
+Spark writes Parquet data files into the table directory (via staging, so a crash leaves only
+unreferenced files that ``VACUUM`` removes); the driver then commits them with one delta-rs write
+transaction whose ``add``/``remove`` actions are built from file metadata (size, modification time,
+partition values from the Hive-style directories, ``numRecords`` from the Parquet footer). No data rows
+pass through the driver. The commit info carries the ``lakelogic.*`` stamp.
+
+Cost: merge/SCD2/reprocess rewrite the files that hold affected keys (copy-on-write); see
+docs/materialization.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
+
+from lakelogic.errors import CommitError, MissingDependencyError
+from lakelogic.tables.base import CommitResult
+from lakelogic.tables.spark_evolution import EvolutionPlan
+from lakelogic.tables.spark_filebase import DataFile, FileTableBase, Staged
+from lakelogic.tables.spark_fs import FileStatus, footer_rows, partition_values
+from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.stamp import CommitStamp
+
+TIMESTAMP_CONF = "spark.sql.parquet.outputTimestampType"
+
+
+def _deltalake() -> Any:
+    try:
+        import deltalake
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise MissingDependencyError(
+            "writing Delta without delta-spark needs the deltalake package", hint="pip install deltalake"
+        ) from exc
+    return deltalake
+
+
+class DeltaRsTable(FileTableBase):
+    """A Delta table at a path, committed with delta-rs."""
+
+    data_format = "parquet"
+    file_suffix = ".parquet"
+
+    def _table(self) -> Any:
+        return _deltalake().DeltaTable(self.target.name)
+
+    def exists(self) -> bool:
+        return bool(_deltalake().DeltaTable.is_deltatable(self.target.name))
+
+    def schema(self) -> StructType | None:
+        if not self.exists():
+            return None
+        return from_arrow_schema(pa.schema(self._table().schema().to_arrow()))
+
+    def current_files(self) -> list[DataFile]:
+        table = self._table()
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+        partition_cols = list(table.metadata().partition_columns)
+        files = []
+        for action in actions:
+            relative = str(action["path"])
+            values = {c: action.get(f"partition.{c}") for c in partition_cols}
+            uri = f"{self.fs.root_uri}/{relative}"
+            files.append(
+                DataFile(relative, uri, int(action["size_bytes"]), {k: _text(v) for k, v in values.items()})
+            )
+        return files
+
+    def already_committed(self, stamp: CommitStamp) -> bool:
+        if not self.exists():
+            return False
+        return any(stamp.matches(entry) for entry in self._table().history())
+
+    def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:
+        """Add new columns with delta-rs (a metadata-only commit before the data commit, not stamped)."""
+        if not plan.added:
+            return
+        deltalake = _deltalake()
+        arrow = to_arrow_schema(StructType(list(plan.added)))
+        fields = list(deltalake.Schema.from_arrow(arrow).fields)
+        self._table().alter.add_columns(fields)
+
+    def prepare_frame(self, frame: DataFrame) -> DataFrame:
+        # Delta stores timestamps as INT64 microseconds; Spark's default INT96 is not readable as Delta.
+        if self.spark.conf.get(TIMESTAMP_CONF, "INT96") != "TIMESTAMP_MICROS":
+            self.spark.conf.set(TIMESTAMP_CONF, "TIMESTAMP_MICROS")
+        return frame
+
+    def _move_into_table(self, staged: Staged) -> list[FileStatus]:
+        moved = []
+        for f in staged.files:
+            destination = self.fs.child(f.relative)
+            self.fs.rename(f.path, destination)
+            moved.append(
+                FileStatus(f"{self.fs.root_uri}/{f.relative}", f.relative, f.size, f.modification_time)
+            )
+        return moved
+
+    def commit(
+        self,
+        *,
+        staged: Staged,
+        removed: list[DataFile],
+        schema: StructType,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        rows_added: int | None,
+    ) -> CommitResult:
+        deltalake = _deltalake()
+        from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+
+        files = self._move_into_table(staged)
+        adds = []
+        total = 0
+        for f in files:
+            rows = footer_rows(f.path)
+            total += rows or 0
+            stats = json.dumps({"numRecords": rows}) if rows is not None else ""
+            adds.append(
+                AddAction(f.relative, f.size, partition_values(f.relative), f.modification_time, True, stats)
+            )
+        now = int(time.time() * 1000)
+        removes = [RemoveAction(d.relative, True, now, d.size, d.partition_values) for d in removed]
+        arrow_schema = to_arrow_schema(schema)
+        partition_by = [c for c in spec.partition_by if c in schema.fieldNames()] or None
+        properties = CommitProperties(custom_metadata=stamp.properties())
+        try:
+            if not self.exists():
+                from deltalake.transaction import create_table_with_add_actions
+
+                configuration = dict(spec.table_properties) or None
+                create_table_with_add_actions(
+                    self.target.name,
+                    deltalake.Schema.from_arrow(arrow_schema),
+                    adds,
+                    mode="error",
+                    partition_by=partition_by,
+                    configuration=configuration,
+                    commit_properties=properties,
+                )
+            else:
+                table = self._table()
+                partition_by = list(table.metadata().partition_columns) or None
+                table.create_write_transaction(
+                    [*adds, *removes],
+                    mode="append",
+                    schema=arrow_schema,
+                    partition_by=partition_by,
+                    commit_properties=properties,
+                )
+        except Exception as exc:
+            raise CommitError(f"Delta commit to {self.target.name} failed: {exc}") from exc
+        return CommitResult(committed=True, snapshot=str(self._table().version()), rows_added=total)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
