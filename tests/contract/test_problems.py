@@ -277,3 +277,10 @@ def test_transformation_item_edge_cases(write_contract: Write) -> None:
             None,
         ),
     ]
+
+
+def test_misspelt_key_ending_in_key_is_unknown_not_a_credential(write_contract: Write) -> None:
+    text = MINIMAL + "primary_key: [id]\nmaterialization:\n  strategy: scd2\n  scd2: {busines_key: id}\n"
+    problem = only_problem(write_contract(text))
+    assert problem.path == "materialization.scd2.busines_key"
+    assert problem.message == "unknown key" and problem.suggestion == "business_key"

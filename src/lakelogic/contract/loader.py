@@ -47,10 +47,7 @@ def load_contract(
     try:
         contract = validate_document(doc, file=file_name, positions=positions)
     except ContractError as exc:
-        # Report document-level problems and model problems together; a value that failed
-        # interpolation is reported once, by interpolation.
-        bad_paths = {p.path for p in problems}
-        problems += [p for p in exc.problems if p.path not in bad_paths]
+        problems = _combine(problems, exc.problems)
     if problems:
         raise ContractError(sorted(problems, key=lambda p: (p.line or 10**9, p.column, p.path)))
     contract._source_file = source_file
@@ -90,6 +87,18 @@ def _prepare(
     problems = check_credentials(doc, file=file, positions=positions)
     doc, unset = interpolate(doc, os.environ if env is None else env, file=file, positions=positions)
     return doc, problems + unset
+
+
+def _combine(prepared: list[Problem], model: list[Problem]) -> list[Problem]:
+    """Document-level and model problems together, each path reported once.
+
+    A misspelt key (``busines_key``) is reported as an unknown key rather than by the credential
+    rule its name happens to match; a value whose variable is unset is reported by interpolation.
+    """
+    unknown = {p.path for p in model if p.message.startswith("unknown key")}
+    kept = [p for p in prepared if p.path not in unknown]
+    taken = {p.path for p in kept}
+    return kept + [p for p in model if p.path not in taken]
 
 
 def validate_document(data: Mapping[str, Any], *, file: str, positions: Positions) -> Contract:
