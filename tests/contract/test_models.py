@@ -331,3 +331,12 @@ def test_contract_model_validate_directly() -> None:
     contract = Contract.model_validate(doc())
     assert contract.contract_name == "customer_orders"
     assert contract.contract_dir.is_absolute()
+
+
+def test_dump_and_reload_round_trip(shared_dir: Any) -> None:
+    path = shared_dir / "olc" / "conformance" / "cases" / "scd2-dimension" / "contract.olc.yaml"
+    contract = load_contract(path)
+    dumped = contract.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    again = load_contract(dumped)
+    assert again.model_dump() == contract.model_dump()
+    assert again.source_file is None and contract.source_file == path.resolve()
