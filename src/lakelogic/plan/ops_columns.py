@@ -291,7 +291,8 @@ def compile_date_diff(args: OpArgs) -> OpCompiled:
     if unit == "days":
         expr = f"datediff(to_date({quote(to_col)}), to_date({quote(from_col)}))"
     elif unit in ("months", "years"):
-        months = f"CAST(months_between({quote(to_col)}, {quote(from_col)}) AS BIGINT)"
+        # Whole months: the largest n with add_months(from, n) <= to (time of day kept), toward zero.
+        months = f"whole_months_between({quote(from_col)}, {quote(to_col)})"
         expr = months if unit == "months" else f"{months} div 12"
     else:
         expr = f"timestampdiff({unit[:-1].upper()}, {quote(from_col)}, {quote(to_col)})"

@@ -51,6 +51,27 @@ def _timestamp_of(step: Transform, frame: DataFrame, name: str, key: str) -> Col
     return as_timestamp(col(name), field_type(frame, name))
 
 
+def _time_of_day(ts: Column) -> Column:
+    return F.unix_micros(ts) - F.unix_micros(F.to_date(ts).cast("timestamp"))
+
+
+def _whole_months(start: Column, end: Column) -> Column:
+    """Whole months elapsed, truncated toward zero: the largest ``n`` with ``start + n months <= end``
+    (day of month clamped, time of day kept), negative when ``end`` is earlier.
+
+    Spark's ``months_between`` is not used: it counts month-end to month-end as a whole month even
+    when less time has passed (01-31 23:30 -> 02-29 00:10).
+    """
+    calendar = (F.year(end) * 12 + F.month(end)) - (F.year(start) * 12 + F.month(start))
+    shifted = F.add_months(F.to_date(start), calendar.cast("int"))
+    end_day, end_time, start_time = F.to_date(end), _time_of_day(end), _time_of_day(start)
+    overshoots = (shifted > end_day) | ((shifted == end_day) & (start_time > end_time))
+    undershoots = (shifted < end_day) | ((shifted == end_day) & (start_time < end_time))
+    forward = calendar - F.when(overshoots, 1).otherwise(0)
+    backward = calendar + F.when(undershoots, 1).otherwise(0)
+    return F.when(end >= start, forward).otherwise(backward).cast("long")
+
+
 def apply_date_diff(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     p = step.params
     start = _timestamp_of(step, frame, p["from_col"], "from_col")
@@ -59,9 +80,7 @@ def apply_date_diff(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> 
     if unit == "days":
         diff = F.datediff(F.to_date(end), F.to_date(start))
     elif unit in ("months", "years"):
-        # months_between is fractional (31-day months, time of day counted); truncation toward zero
-        # leaves the whole months elapsed. Spark counts month-end to month-end as a whole month.
-        months = F.months_between(end, start, roundOff=False).cast("long")
+        months = _whole_months(start, end)
         diff = months if unit == "months" else (months / 12).cast("long")
     else:
         elapsed = F.unix_micros(end) - F.unix_micros(start)
