@@ -6,6 +6,7 @@ sources, engines and table adapters do the I/O.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,17 @@ def _looks_like_path(value: str) -> bool:
 
 def resolve_local(contract: Any, path: str) -> str:
     """Resolve a contract-relative path; URIs, absolute paths and ``table:`` names stay as written."""
+    if "://" in path or path.startswith("table:"):
+        return path
     resolver = getattr(contract, "resolve_path", None)
     if callable(resolver):
-        return str(resolver(path))
-    if "://" in path or path.startswith("table:") or Path(path).is_absolute():
-        return path
-    base = getattr(contract, "contract_dir", None) or Path.cwd()
-    return str(Path(base) / path)
+        resolved = str(resolver(path))
+    elif Path(path).is_absolute():
+        resolved = path
+    else:
+        resolved = str(Path(getattr(contract, "contract_dir", None) or Path.cwd()) / path)
+    # `a/b/../../c` -> `c`: plans and reports show the real location (globs are untouched by normpath).
+    return os.path.normpath(resolved)
 
 
 def read_source(contract: Any) -> ReadSource:
