@@ -121,7 +121,8 @@ def test_sql_op_binds_source_dataset_and_links_to_private_views(spark: Any) -> N
         ctx,
         {"sql": "SELECT s.c, sum(v) AS total FROM source s GROUP BY s.c"},
         {
-            "sql": "WITH t AS (SELECT * FROM {dataset}) SELECT t.c, t.total, r.region FROM t LEFT JOIN regions r ON t.c = r.c"
+            "sql": "WITH t AS (SELECT * FROM {dataset}) "
+            "SELECT t.c, t.total, r.region FROM t LEFT JOIN regions r ON t.c = r.c"
         },
         {"sql": "SELECT orders.* FROM orders WHERE total > 1"},  # the dataset's own name
         {"derive": {"field": "n_regions", "sql": "(SELECT count(*) FROM regions)"}},
