@@ -318,3 +318,18 @@ def test_scd2_checks_its_business_key() -> None:
     assert rules["status_required"].origin == "implied"
     assert rules["status_required"].yaml_path == "materialization.scd2.business_key"
     assert "email_required" not in rules
+
+
+def test_columns_filled_by_the_write_get_no_required_rule() -> None:
+    model = {
+        "fields": [
+            {"name": "id", "type": "int", "required": True},
+            {"name": "sk", "type": "string", "required": True, "generated": True},
+            {"name": "is_current", "type": "boolean", "required": True},
+        ]
+    }
+    plan = compile_doc(contract_doc(model=model, primary_key=["id"], materialization={"strategy": "scd2"}))
+    assert [r.name for r in plan.row_rules] == ["id_required"]
+    # without SCD2, is_current is ordinary data again
+    plan = compile_doc(contract_doc(model=model))
+    assert [r.name for r in plan.row_rules] == ["id_required", "is_current_required"]

@@ -57,6 +57,9 @@ def compile_contract(
     key_cols, key_path = _write_keys(contract, strategy)
     _check_key_columns(contract, fields, transforms)
     links = io_steps.load_links(contract)
+    write_only = {f.name for f in fields if f.generated} | _materialization_columns(
+        contract, strategy, transforms
+    )
     ctx = RuleContext(
         fields=fields,
         links=frozenset(link.name for link in links),
@@ -64,6 +67,7 @@ def compile_contract(
         cast_to_string=shape_steps.cast_to_string(contract),
         key_columns=key_cols,
         key_path=key_path,
+        write_only=frozenset(write_only),
     )
     origins = ColumnOrigins(
         post_only=post_only,

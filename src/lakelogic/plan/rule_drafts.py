@@ -99,6 +99,9 @@ class RuleContext:
     cast_to_string: bool = False
     key_columns: tuple[str, ...] = ()  # merge/SCD2 keys: always checked non-NULL (§6)
     key_path: str = "primary_key"  # where the key columns were declared
+    # Columns the runtime fills after the rules run (``generated`` fields, SCD2 bookkeeping, surrogate
+    # keys): a required check on them would quarantine every row, so none is generated.
+    write_only: frozenset[str] = frozenset()
     _probes: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def type_of(self, column: str) -> LogicalType | None:

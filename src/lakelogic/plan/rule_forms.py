@@ -36,7 +36,7 @@ def field_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
         path = f"model.fields[{i}]"
         name = str(opt(fld, "name"))
         type_ = ctx.type_of(name)
-        required = is_required(fld) and ctx.enforce_required
+        required = is_required(fld) and ctx.enforce_required and name not in ctx.write_only
         if required:
             key = "required" if explicitly_set(fld, "required") else "nullable"
             drafts.append(
