@@ -18,10 +18,11 @@ from rich.console import Console
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
 from lakelogic.driver.load import ConfigurationError, Pipeline, load_pipeline
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
+from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary
 from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
 from lakelogic.errors import LakeLogicError
-from lakelogic.runlog import open_store
+from lakelogic.runlog import find_project_root, open_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
 
 app = typer.Typer(
@@ -132,6 +133,10 @@ def main(
         None, "--metrics-path", help="JSON; a .prom file gets text format."
     ),
     metrics_tags: str | None = typer.Option(None, "--metrics-tags", help="k=v,k2=v2"),
+    state_path: Path | None = typer.Option(
+        None, "--state-path", help="State file rewritten after each contract."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Resume the pipeline run saved in the state file."),
     live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
 ) -> None:
     """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
@@ -202,13 +207,41 @@ def main(
 
     windows: list[Window | None] = list(backfill) or [None]
     backfill_id = str(uuid.uuid4()) if backfill else None
+    if state_path is None and resume:
+        state_path = find_project_root() / ".lakelogic" / "driver_state.json"
+    resumed: DriverState | None = None
+    if resume:
+        assert state_path is not None
+        try:
+            resumed = load_state(state_path)
+        except LakeLogicError as exc:
+            err_console.print(f"[red]error[/red]: {exc}")
+            raise typer.Exit(2) from None
+        if resumed.args.get("window") not in (None, spec.mode):
+            err_console.print(
+                f"[yellow]warning[/yellow]: --resume keeps the saved windows ({resumed.args['window']})"
+            )
+        windows = [None]
+        backfill_id = resumed.backfill_id
     codes: list[int] = []
     tags = dict(kv.split("=", 1) for kv in _split([metrics_tags] if metrics_tags else []) if "=" in kv)
     for index, fixed in enumerate(windows):
         options.window_override = fixed
         options.backfill_id = backfill_id
         run_id = pipeline_run_id if (pipeline_run_id and len(windows) == 1) else None
-        result = _execute(pipeline, runner, cancel, options, store, run_id, live)
+        as_of = datetime.now(UTC)
+        if resumed is not None:
+            run_id, as_of = resumed.pipeline_run_id, resumed.as_of
+        run_id = run_id or str(uuid.uuid4())
+        state = resumed
+        if state is None and state_path is not None:
+            args = {
+                "layers": sorted({pipeline.dag.nodes[n].layer for n in pipeline.selected}),
+                "window": spec.mode,
+            }
+            state = DriverState(state_path, run_id, as_of, backfill_id, args)
+            state.save()
+        result = _execute(pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed)
         label = fixed.label if fixed else spec.mode
         summary = build_summary(
             result, pipeline.dag, engine=engine, environment=env, window_label=label, backfill_id=backfill_id
@@ -242,8 +275,11 @@ def _execute(
     cancel: Any,
     options: DriverOptions,
     store: Any,
-    pipeline_run_id: str | None,
+    pipeline_run_id: str,
+    as_of: datetime,
     live: bool,
+    state: DriverState | None,
+    resumed: DriverState | None,
 ) -> PipelineResult:
     board = LiveBoard(pipeline.dag, sorted(pipeline.selected), console=console, enabled=live)
     run = PipelineRun(
@@ -253,9 +289,11 @@ def _execute(
         options=options,
         store=store,
         pipeline_run_id=pipeline_run_id,
-        as_of=datetime.now(UTC),
+        as_of=as_of,
         on_event=board.update,
         cancel=cancel,
+        state=state,
+        resume=resumed,
     )
     with board:
         return run.execute()

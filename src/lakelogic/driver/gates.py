@@ -82,6 +82,12 @@ def block_from_outcome(upstream: Outcome) -> Block | None:
     """§6: the block an upstream that ran (or was skipped) in this pipeline run puts on its downstream."""
     if upstream.status == "failed":
         return Block("upstream_failed", upstream.node_id, upstream.node_id, upstream.error)
+    if upstream.skip_reason == "already_succeeded":  # resumed: its earlier outcome (and gate) stands
+        return (
+            Block("upstream_gated", upstream.node_id, upstream.node_id, upstream.gate_reason)
+            if upstream.gated
+            else None
+        )
     if upstream.status == "skipped":
         return Block(
             "upstream_skipped",

@@ -31,6 +31,7 @@ from lakelogic.driver.gates import (
     quarantine_threshold,
 )
 from lakelogic.driver.nodes import Node
+from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.windows import Window, WindowSpec, resolve_window
 from lakelogic.errors import LakeLogicError
 from lakelogic.report import ErrorBlock, RunReport
@@ -153,6 +154,8 @@ class PipelineRun:
         as_of: datetime | None = None,
         on_event: EventSink | None = None,
         cancel: Callable[[str], None] | None = None,
+        state: DriverState | None = None,
+        resume: DriverState | None = None,
     ) -> None:
         self.dag = dag
         self.runner = runner
@@ -162,6 +165,8 @@ class PipelineRun:
         self.as_of = as_of or datetime.now(UTC)
         self.on_event = on_event or (lambda _n, _s, _o: None)
         self.cancel = cancel
+        self.state = state
+        self.resumed = dict(resume.nodes) if resume is not None else {}
         chosen = set(dag.nodes) if selected is None else set(selected)
         # Disabled entries exist for name resolution but are never scheduled (§3).
         self.scheduled = {n for n in chosen if dag.nodes[n].enabled}
@@ -255,6 +260,10 @@ class PipelineRun:
             pending.remove(node_id)
             progressed = True
             node = self.dag.nodes[node_id]
+            saved = self.resumed.get(node_id)
+            if saved is not None and saved.done:
+                self._already_succeeded(node, saved)
+                continue
             if self._aborted or self._circuit_open:
                 reason = "circuit_open" if self._circuit_open else "pipeline_aborted"
                 self._skip(node, Block(reason, "", self._aborted or "", None), self._window(node))
@@ -382,6 +391,25 @@ class PipelineRun:
         elif outcome.status != "skipped":
             self._consecutive_failures = 0
 
+    def _already_succeeded(self, node: Node, saved: SavedNode) -> None:
+        """Resume (§14): a node that succeeded before is recorded skipped and keeps its gate."""
+        window = self._window(node)
+        now = datetime.now(UTC)
+        report = self._synthetic_report(node, window, RunStatus.SKIPPED, now)
+        outcome = Outcome(
+            node.id,
+            "skipped",
+            report=report,
+            skip_reason="already_succeeded",
+            gated=saved.gated,
+            gate_reason=saved.gate_reason,
+            started_at=now,
+            finished_at=now,
+        )
+        self.outcomes[node.id] = outcome
+        self._record(node, window, outcome)
+        self.on_event(node.id, "skipped", outcome)
+
     def _skip(self, node: Node, block: Block, window: Window) -> None:
         now = datetime.now(UTC)
         report = self._synthetic_report(node, window, RunStatus.SKIPPED, now)
@@ -407,7 +435,9 @@ class PipelineRun:
 
     def _window(self, node: Node) -> Window:
         if node.id not in self.windows:
-            if self.options.window_override is not None:
+            if node.id in self.resumed:
+                self.windows[node.id] = self.resumed[node.id].window
+            elif self.options.window_override is not None:
                 self.windows[node.id] = self.options.window_override
             else:
                 self.windows[node.id] = resolve_window(
@@ -471,6 +501,8 @@ class PipelineRun:
         return report
 
     def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
+        if self.state is not None:
+            self.state.record(outcome, window)
         if self.store is None or outcome.report is None:
             return
         report = outcome.report
