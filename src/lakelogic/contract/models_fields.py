@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from lakelogic.contract.models_base import ClosedSet, Flag, OLCModel, SeverityValue
-from lakelogic.contract.models_quality import QualityRule
+from lakelogic.contract.models_rules import QualityRule
 from lakelogic.types import LogicalType, TypeParseError, parse_type
 
 MASKING_STRATEGIES = ("nullify", "hash", "redact", "partial", "encrypt")
