@@ -20,7 +20,7 @@ def _tree(tmp_path: Path) -> Path:
     (root / "sub").mkdir(parents=True)
     (root / "good.yaml").write_text(MINIMAL)
     (root / "sub" / "also_good.yml").write_text(MINIMAL.replace("Orders", "Lines"))
-    (root / "_domain.yaml").write_text("not: a contract\n")
+    (root / "_domain.yaml").write_text("domain: retail\n")  # hierarchy file, not a contract
     (root / "notes.txt").write_text("ignored")
     return root
 
@@ -73,3 +73,16 @@ def test_schema_prints_and_writes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["schema", "--output", str(out)])
     assert result.exit_code == 0
     assert json.loads(out.read_text()) == printed
+
+
+def test_validate_uses_the_hierarchy_unless_standalone(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "sales").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")  # project root marker for hierarchy discovery
+    (root / "sales" / "_domain.yaml").write_text("domain: sales\nlineage: {enabled: yes}\n")
+    (root / "sales" / "orders.yaml").write_text(MINIMAL)
+    merged = runner.invoke(app, ["validate", str(root)])
+    assert merged.exit_code == 1, merged.output
+    assert "lineage.enabled" in merged.output
+    alone = runner.invoke(app, ["validate", "--standalone", str(root)])
+    assert alone.exit_code == 0, alone.output

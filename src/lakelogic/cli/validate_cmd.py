@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lakelogic.contract.loader import load_contract
+from lakelogic.contract.models import Contract
 from lakelogic.contract.overrides import parse_set_option
 from lakelogic.contract.schema import contract_json_schema
 from lakelogic.errors import ContractError, Problem
@@ -60,6 +61,16 @@ def validate(
         list[str] | None,
         typer.Option("--set", help="Override a key before validation: dotted.path[0].key=value."),
     ] = None,
+    standalone: Annotated[
+        bool,
+        typer.Option(
+            "--standalone/--hierarchy",
+            help="Validate each file alone, or (default) merged with its _domain.yaml/_system.yaml.",
+        ),
+    ] = False,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Environment to bind hierarchy placeholders for.")
+    ] = None,
 ) -> None:
     """Validate OLC contracts; print every problem, exit 1 if any contract is invalid."""
     console = Console(highlight=False, soft_wrap=True)
@@ -71,7 +82,7 @@ def validate(
     invalid = 0
     for file in files:
         try:
-            contract = load_contract(file, overrides=overrides or None)
+            contract = _load(file, overrides, standalone=standalone, env=env)
         except ContractError as exc:
             invalid += 1
             console.print(
@@ -85,6 +96,15 @@ def validate(
     style = "green" if invalid == 0 else "red"
     console.print(Text(f"{valid} valid, {invalid} invalid ({len(files)} file(s))", style=style))
     raise typer.Exit(0 if invalid == 0 else 1)
+
+
+def _load(file: Path, overrides: dict[str, str], *, standalone: bool, env: str | None) -> Contract:
+    if standalone:
+        return load_contract(file, overrides=overrides or None)
+    # The effective contract is what runs: domain -> system -> file -> --set (DRIVER §2.4).
+    from lakelogic.contract.hierarchy.resolve import resolve_effective
+
+    return resolve_effective(file, overrides=overrides or None, env=env).contract
 
 
 def schema(
