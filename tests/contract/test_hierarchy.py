@@ -193,3 +193,63 @@ def test_bad_inherited_value_names_the_hierarchy_file(project: Path) -> None:
     with pytest.raises(ContractError) as info:
         resolve_effective(contract(project), env="dev")
     assert any(p.file == str(dom) and p.path.startswith("lineage") for p in info.value.problems)
+
+
+PACK = """\
+name: silver_baseline
+defaults: {metadata: {owner_team: platform, max_quarantine_ratio: 0.4}}
+silver_defaults: {schema_policy: {unknown_fields: quarantine}}
+enforce: {quarantine: {include_error_reason: true}}
+quality:
+  dataset_rules: [{row_count_between: {min: 1}}]
+  row_rules:
+    - {name: id_present, sql: "id IS NOT NULL"}
+    - {name: mine, sql: "1 = 0"}
+silver_transformations: [{drop: {columns: [_rescued_data]}}]
+"""
+
+
+def test_policy_pack_defaults_enforce_rules_and_steps(project: Path) -> None:
+    write(project / "policy_packs" / "silver_baseline.yaml", PACK)
+    extra = """\
+    metadata: {policy_pack: silver_baseline}
+    quarantine: {include_error_reason: false}
+    quality:
+      row_rules:
+        - {name: mine, sql: "id <> ''"}
+    transformations:
+      - trim: {fields: [id]}
+    """
+    eff = resolve_effective(contract(project, extra), env="dev", policy_pack_dir=project / "policy_packs")
+    assert eff.policy_packs == ["silver_baseline"]
+    assert eff.data["metadata"]["owner_team"] == "platform"  # pack default fills a gap
+    assert eff.data["metadata"]["max_quarantine_ratio"] == 0.1  # the system wins over pack defaults
+    assert eff.data["schema_policy"]["unknown_fields"] == "quarantine"
+    assert eff.data["quarantine"]["include_error_reason"] is True  # enforced over the contract
+    assert eff.origins["quarantine.include_error_reason"].how == "enforced"
+    assert [r["name"] for r in eff.data["quality"]["row_rules"]] == ["mine", "id_present"]
+    assert eff.data["quality"]["row_rules"][0]["sql"] == "id <> ''"  # the contract's rule wins by name
+    assert len(eff.data["quality"]["dataset_rules"]) == 1
+    assert [next(iter(t)) for t in eff.data["transformations"]] == ["drop", "trim"]  # prepended
+    assert eff.origins["quality.row_rules"].how == "appended"
+
+
+def test_set_on_enforced_path_is_an_error(project: Path) -> None:
+    write(project / "policy_packs" / "silver_baseline.yaml", PACK)
+    with pytest.raises(ContractError, match="enforced by policy pack silver_baseline"):
+        resolve_effective(
+            contract(project, "metadata: {policy_pack: silver_baseline}\n"),
+            env="dev",
+            policy_pack_dir=project / "policy_packs",
+            overrides={"quarantine.include_error_reason": "false"},
+        )
+
+
+def test_missing_and_invalid_packs(project: Path) -> None:
+    with pytest.raises(ContractError, match="policy pack 'nope' not found"):
+        resolve_effective(contract(project), env="dev", default_policy_pack=("nope", project))
+    write(project / "policy_packs" / "bad.yaml", "name: bad\nenforse: {}\n")
+    with pytest.raises(ContractError, match="enforse: unknown policy pack key"):
+        resolve_effective(
+            contract(project), env="dev", default_policy_pack=("policy_packs/bad.yaml", project)
+        )

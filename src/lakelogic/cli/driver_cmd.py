@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
-from lakelogic.driver.load import ConfigurationError, Pipeline, load_pipeline
+from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary
@@ -137,6 +137,10 @@ def main(
         None, "--state-path", help="State file rewritten after each contract."
     ),
     resume: bool = typer.Option(False, "--resume", help="Resume the pipeline run saved in the state file."),
+    policy_pack: str | None = typer.Option(
+        None, "--policy-pack", help="Pack for contracts without their own."
+    ),
+    policy_pack_dir: Path = typer.Option(Path("policy_packs"), "--policy-pack-dir"),
     live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
 ) -> None:
     """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
@@ -170,6 +174,7 @@ def main(
             entities=_split(entities),
             contracts=_split(contracts),
             strict_layer_order=strict_layer_order,
+            packs=PackOptions(policy_pack, policy_pack_dir),
         )
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
     except ConfigurationError as exc:

@@ -36,9 +36,26 @@ class Pipeline:
     entries: list[RegistryEntry] = field(default_factory=list)
 
 
-def _node(entry: RegistryEntry, *, env: str | None, overrides: Mapping[str, Any] | None) -> Node:
+@dataclass(frozen=True)
+class PackOptions:
+    """``--policy-pack`` (for contracts without their own) and ``--policy-pack-dir``."""
+
+    default: str | None = None
+    directory: Path | None = None
+
+
+def _node(
+    entry: RegistryEntry, *, env: str | None, overrides: Mapping[str, Any] | None, packs: PackOptions
+) -> Node:
     effective = resolve_effective(
-        entry.contract_path, overrides=overrides, env=env, layer=entry.layer, entity=entry.entity
+        entry.contract_path,
+        overrides=overrides,
+        env=env,
+        layer=entry.layer,
+        entity=entry.entity,
+        policy_packs=[(p, entry.registry_file.parent) for p in entry.policy_pack],
+        default_policy_pack=(packs.default, Path.cwd()) if packs.default else None,
+        policy_pack_dir=packs.directory,
     )
     node = build_node(entry, effective.data, effective=effective)
     if effective.system is not None:
@@ -110,6 +127,7 @@ def load_pipeline(
     entities: Iterable[str] | None = None,
     contracts: Iterable[str] | None = None,
     strict_layer_order: bool = False,
+    packs: PackOptions | None = None,
 ) -> Pipeline:
     """Load everything, resolve every effective contract, build the DAG and apply the selection."""
     try:
@@ -118,11 +136,12 @@ def load_pipeline(
         raise ConfigurationError(_problem_lines(exc)) from exc
     if not entries:
         raise ConfigurationError(["no contracts found in the given registries"])
+    pack_options = packs or PackOptions()
     problems: list[str] = []
     nodes: list[Node] = []
     for entry in entries:
         try:
-            nodes.append(_node(entry, env=env, overrides=None))
+            nodes.append(_node(entry, env=env, overrides=None, packs=pack_options))
         except LakeLogicError as exc:
             problems.extend(_problem_lines(exc))
     if problems:
@@ -139,7 +158,7 @@ def load_pipeline(
         for node_id in sorted(selected):
             node = dag.nodes[node_id]
             try:
-                updated = _node(node.entry, env=env, overrides=overrides)
+                updated = _node(node.entry, env=env, overrides=overrides, packs=pack_options)
             except LakeLogicError as exc:
                 problems.extend(_problem_lines(exc))
                 continue

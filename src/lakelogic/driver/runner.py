@@ -523,5 +523,6 @@ class PipelineRun:
             upstream_warnings=outcome.warnings or None,
             attempts=outcome.attempts,
             overrides=list(self.options.overrides) or None,
+            policy_packs=getattr(node.effective, "policy_packs", None) or None,
             window_reason=window.reason,
         )

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakelogic.contract.hierarchy.merge import Merger, Origin, drop_nulls, get_path, has_path
+from lakelogic.contract.hierarchy.merge import Merger, Origin, drop_nulls, get_path, has_path, leaf_paths
 from lakelogic.contract.hierarchy.models import (
     DomainFile,
     Storage,
@@ -22,6 +22,7 @@ from lakelogic.contract.hierarchy.models import (
     parse_storage,
     parse_system,
 )
+from lakelogic.contract.hierarchy.packs import PolicyPack, append_rules, apply_transformations, load_pack
 from lakelogic.contract.hierarchy.placeholders import substitute
 from lakelogic.contract.hierarchy.yamlio import read_yaml
 from lakelogic.contract.loader import prepare_document, validate_document
@@ -54,6 +55,7 @@ class EffectiveContract:
     system_file: Path | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
     placeholders: dict[str, str] = field(default_factory=dict)
+    policy_packs: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -222,6 +224,106 @@ def _normalise_override_path(path: str) -> str:
     )
 
 
+@dataclass
+class _Merged:
+    data: dict[str, Any]
+    origins: dict[str, Origin]
+    locked: dict[str, Any]
+
+
+def _merge(
+    path: Path,
+    contract_doc: Mapping[str, Any],
+    domain: tuple[DomainFile, Path] | None,
+    system: tuple[SystemFile, Path] | None,
+    layer: str | None,
+    overrides: Mapping[str, Any],
+    packs: Sequence[PolicyPack],
+) -> _Merged:
+    """Merge pack defaults → domain → system → contract → --set → pack enforce, rules and steps."""
+    merger = Merger()
+    for pack in packs:
+        for block in pack.defaults(layer):
+            merger.add(block, pack.source, hierarchy=True)
+    locked: dict[str, Any] = {}
+    for level in (domain, system):
+        if level is None:
+            continue
+        doc, file = level
+        source = f"{'domain' if isinstance(doc, DomainFile) else 'system'}:{file}"
+        if isinstance(doc, DomainFile):
+            merger.add({"info": {"domain": doc.domain}}, source, hierarchy=True)
+        else:
+            merger.add({"info": {"system": doc.system}}, source, hierarchy=True)
+            if doc.domain and domain is None:
+                merger.add({"info": {"domain": doc.domain}}, source, hierarchy=True)
+        for at, value in _hierarchy_layers(doc, layer):
+            if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
+                continue
+            merger.add(value, source, hierarchy=True, at=at)
+        if isinstance(doc, DomainFile):
+            locked["info.domain"] = doc.domain
+            for lpath in doc.locked:
+                if has_path(merger.data, lpath):
+                    locked[lpath] = get_path(merger.data, lpath)
+    merger.add(contract_doc, f"contract:{path}", hierarchy=False)
+    set_paths: dict[str, Any] = {}
+    for opath, value in overrides.items():
+        norm = _normalise_override_path(opath)
+        existed = norm in merger.origins or any(p.startswith(norm + ".") for p in merger.origins)
+        merger.data = apply_overrides(merger.data, {opath: value})
+        merger.origins = {p: o for p, o in merger.origins.items() if not p.startswith(norm + ".")}
+        merger.origins[norm] = Origin("override:--set", "overridden" if existed else "declared")
+        set_paths[norm] = get_path(merger.data, norm)
+    problems: list[Problem] = []
+    for pack in packs:
+        for block in pack.enforced(layer):
+            for leaf in leaf_paths(block):
+                if leaf in set_paths and set_paths[leaf] != get_path(block, leaf):
+                    problems.append(
+                        Problem(
+                            file="override:--set",
+                            path=leaf,
+                            message=f"is enforced by policy pack {pack.name}",
+                            value=str(set_paths[leaf]),
+                            allowed=str(get_path(block, leaf)),
+                        )
+                    )
+            merger.add(block, pack.source, hierarchy=True)
+            for leaf in leaf_paths(block):
+                merger.origins[leaf] = Origin(pack.source, "enforced")
+    if problems:
+        raise ContractError(problems)
+    source = ", ".join(p.source for p in packs)
+    for touched in append_rules(merger.data, packs, layer):
+        merger.origins[touched] = Origin(source, "appended")
+    if apply_transformations(merger.data, packs, layer):
+        merger.origins["transformations"] = Origin(source, "appended")
+    origins = merger.mark_deep_merged()
+    for lpath in locked:
+        if lpath in origins and origins[lpath].source.startswith("domain:"):
+            origins[lpath] = Origin(origins[lpath].source, "locked")
+    return _Merged(merger.data, origins, locked)
+
+
+def _pack_refs(
+    merged: _Merged,
+    entry_packs: Sequence[tuple[str, Path]],
+    default_pack: tuple[str, Path] | None,
+    path: Path,
+) -> list[tuple[str, Path]]:
+    """The contract's own packs (entry, else ``metadata.policy_pack``), else ``--policy-pack``."""
+    if entry_packs:
+        return list(entry_packs)
+    declared = get_path(merged.data, "metadata.policy_pack")
+    if declared:
+        names = [declared] if isinstance(declared, str) else list(declared)
+        origin = merged.origins.get("metadata.policy_pack")
+        base = Path(_file_of(origin, str(path))).parent if origin else path.parent
+        return [(str(n), base) for n in names]
+    return [default_pack] if default_pack else []
+
+
 def resolve_effective(
     contract_path: str | Path,
     *,
@@ -229,8 +331,15 @@ def resolve_effective(
     env: str | None = None,
     layer: str | None = None,
     entity: str | None = None,
+    policy_packs: Sequence[tuple[str, Path]] = (),
+    default_policy_pack: tuple[str, Path] | None = None,
+    policy_pack_dir: Path | None = None,
 ) -> EffectiveContract:
-    """Resolve the effective contract of one file (DRIVER §2.4, §2.5); every problem in one error."""
+    """Resolve the effective contract of one file (DRIVER §2.4, §2.5, §10); every problem in one error.
+
+    ``policy_packs``: the registry entry's packs as ``(name or path, directory it is relative to)``;
+    ``default_policy_pack``: ``--policy-pack`` for contracts without their own.
+    """
     path = Path(contract_path).resolve()
     domain_file, system_file = find_hierarchy(path)
     domain = parse_domain(read_yaml(domain_file), domain_file) if domain_file else None
@@ -238,42 +347,17 @@ def resolve_effective(
     raw, positions = load_yaml(path)
     contract_doc = prepare_document(raw, file=str(path), positions=positions)
     the_layer = _contract_layer(contract_doc, layer)
-
-    merger = Merger()
-    locked: dict[str, Any] = {}
-    if domain is not None and domain_file is not None:
-        source = f"domain:{domain_file}"
-        merger.add({"info": {"domain": domain.domain}}, source, hierarchy=True)
-        for at, value in _hierarchy_layers(domain, the_layer):
-            if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
-                continue
-            merger.add(value, source, hierarchy=True, at=at)
-        locked["info.domain"] = domain.domain
-        for lpath in domain.locked:
-            if has_path(merger.data, lpath):
-                locked[lpath] = get_path(merger.data, lpath)
-    if system is not None and system_file is not None:
-        source = f"system:{system_file}"
-        merger.add({"info": {"system": system.system}}, source, hierarchy=True)
-        if system.domain and domain is None:
-            merger.add({"info": {"domain": system.domain}}, source, hierarchy=True)
-        for at, value in _hierarchy_layers(system, the_layer):
-            if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
-                continue
-            merger.add(value, source, hierarchy=True, at=at)
-    merger.add(contract_doc, f"contract:{path}", hierarchy=False)
-    data = merger.data
+    levels = (
+        (domain, domain_file) if domain is not None and domain_file is not None else None,
+        (system, system_file) if system is not None and system_file is not None else None,
+    )
     set_values = dict(overrides or {})
-    for opath, value in set_values.items():
-        norm = _normalise_override_path(opath)
-        existed = norm in merger.origins or any(p.startswith(norm + ".") for p in merger.origins)
-        data = apply_overrides(data, {opath: value})
-        merger.origins = {p: o for p, o in merger.origins.items() if not p.startswith(norm + ".")}
-        merger.origins[norm] = Origin("override:--set", "overridden" if existed else "declared")
-    origins = merger.mark_deep_merged()
-    for lpath in locked:
-        if lpath in origins and origins[lpath].source.startswith("domain:"):
-            origins[lpath] = Origin(origins[lpath].source, "locked")
+    merged = _merge(path, contract_doc, levels[0], levels[1], the_layer, set_values, ())
+    refs = _pack_refs(merged, policy_packs, default_policy_pack, path)
+    packs = [load_pack(ref, relative_to=base, pack_dir=policy_pack_dir) for ref, base in refs]
+    if packs:
+        merged = _merge(path, contract_doc, levels[0], levels[1], the_layer, set_values, packs)
+    data, origins, locked = merged.data, merged.origins, merged.locked
 
     problems = _check_identity(data, origins, domain, system, (domain_file, system_file))
     problems += [p for p in _check_locked(data, origins, locked, domain_file) if p.path != "info.domain"]
@@ -316,6 +400,7 @@ def resolve_effective(
         system_file=system_file,
         overrides=set_values,
         placeholders=values,
+        policy_packs=[p.name for p in packs],
     )
 
 
