@@ -47,7 +47,7 @@ _INT_BOUNDS = {
 }
 _INT_WIDTH = {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}
 _FLOAT_MAX = "3.4028234663852886E38"
-_WHITESPACE = "' \\t\\n\\r\\f'"  # ASCII whitespace stripped before parsing text
+_WHITESPACE = "' \\t\\n\\r\\u000C\\u000B'"  # ASCII whitespace (Spark SQL reads a "\f" escape as "f")
 _ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _BASIC_DATE = "^[0-9]{8}$"
 _ISO_TIMESTAMP = (
