@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from lakelogic.cli.driver_cmd import app as driver_app
@@ -16,20 +15,6 @@ from lakelogic.types import RunStatus
 from tests.driver.test_registry import contract, write
 
 runner = CliRunner()
-
-
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "lakelogic.yaml").write_text("{}\n")
-    contract(tmp_path, "c/bronze/b.yaml", "bronze_orders", "bronze")
-    contract(tmp_path, "c/silver/s.yaml", "silver_orders", "silver", "upstream: [bronze_orders]\n")
-    write(tmp_path / "c" / "_registry.yaml", """\
-    version: 1
-    entries:
-      - entity: orders
-        contracts: {bronze: bronze/b.yaml, silver: silver/s.yaml}
-    """)  # fmt: skip
-    return tmp_path
 
 
 def test_driver_dry_run_lists_nodes_and_writes_nothing(project: Path) -> None:

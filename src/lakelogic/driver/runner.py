@@ -8,6 +8,7 @@ thread touches outcomes and the run log, so no shared mutable state crosses thre
 
 from __future__ import annotations
 
+import os
 import random
 import time as _time
 import traceback
@@ -229,7 +230,7 @@ class PipelineRun:
         for node_id in pending:
             self.on_event(node_id, "pending", None)
         running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]] = {}
-        workers = self.options.max_workers or None  # 0 = number of CPU cores
+        workers = self.options.max_workers or os.cpu_count() or 1  # 0 = number of CPU cores
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lakelogic-{layer}") as pool:
             while pending or running:
                 progressed = self._start_ready(pending, running, pool)

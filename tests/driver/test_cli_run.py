@@ -1,0 +1,63 @@
+"""The full ``lakelogic-driver`` flow with the Spark runner swapped for a fake one (no Spark)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from lakelogic.cli import driver_cmd
+from lakelogic.runlog import DuckDBRunLogStore
+from tests.driver.helpers import FakeRunner, dataset_rule_fails, raises
+
+runner = CliRunner()
+
+
+def invoke(project: Path, fake: FakeRunner, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple:
+    monkeypatch.setattr(driver_cmd, "_spark_runner", lambda engine: (fake, lambda node_id: None))
+    db = project / "rl.duckdb"
+    args = ["--registry", str(project / "c"), "--run-log-database", str(db), "--no-live", *extra]
+    return runner.invoke(driver_cmd.app, args), DuckDBRunLogStore(db)
+
+
+def test_run_records_summary_metrics_and_state(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeRunner({"silver_orders": dataset_rule_fails("unique_id")})
+    metrics, summary, state = project / "m.json", project / "s.json", project / "state.json"
+    result, store = invoke(
+        project, fake, monkeypatch, "--pipeline-run-id", "p1", "--summary-table", "ops.pipeline_runs",
+        "--metrics-path", str(metrics), "--summary-path", str(summary), "--state-path", str(state),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "layers: wall time" in result.output
+    rows = {r["contract"]: r for r in store.query(pipeline_run_id="p1")}
+    assert rows["bronze_orders"]["status"] == "succeeded" and rows["bronze_orders"]["entity"] == "orders"
+    assert rows["silver_orders"]["gated"] is True
+    con = duckdb.connect(str(project / "rl.duckdb"))
+    assert con.execute("SELECT total_contracts, partial, gated FROM ops.pipeline_runs").fetchall() == [
+        (2, 1, 1)
+    ]
+    con.close()
+    assert json.loads(metrics.read_text())["pipeline"]["succeeded"] == 1
+    assert json.loads(summary.read_text())["contracts"][1]["gate_reason"] == "dataset_rule:unique_id"
+    assert json.loads(state.read_text())["nodes"]["silver.silver_orders"]["status"] == "partial"
+
+
+def test_failure_exits_1_and_resume_reruns_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = project / "state.json"
+    result, store = invoke(
+        project,
+        FakeRunner({"silver_orders": raises(RuntimeError("boom"))}),
+        monkeypatch,
+        "--state-path",
+        str(state),
+    )
+    assert result.exit_code == 1
+    fake = FakeRunner()
+    result, store = invoke(project, fake, monkeypatch, "--state-path", str(state), "--resume")
+    assert result.exit_code == 0, result.output
+    assert fake.ran() == ["silver.silver_orders"]
+    pipeline_runs = {r["pipeline_run_id"] for r in store.query()}
+    assert len(pipeline_runs) == 1  # the resumed run kept its pipeline run id
