@@ -18,6 +18,8 @@ mkdir -p "${out}"
 live_flag="--no-live"
 if [[ -t 1 && -z "${CI:-}" ]]; then
   live_flag="--live"
+else
+  export COLUMNS="${COLUMNS:-160}"  # tables stay readable in logs
 fi
 
 echo "== LakeLogic retail demo =="

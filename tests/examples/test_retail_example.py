@@ -117,7 +117,7 @@ def test_registries_build_the_mesh_with_dimensions_before_the_fact() -> None:
     dag = build_dag(nodes)
     assert set(dag.nodes) == EXPECTED_NODES
     assert dag.layers() == ["bronze", "silver", "gold"]
-    assert "silver.silver_crm_customers" in dag.upstreams("silver.silver_pos_orders")
+    assert "bronze.bronze_crm_customers" in dag.upstreams("silver.silver_pos_orders")
     assert set(dag.upstreams("silver.silver_pos_order_lines")) >= {
         "bronze.bronze_pos_order_lines",
         "silver.silver_erp_products",
