@@ -193,20 +193,21 @@ def test_literal_credential_rejected_and_masked(write_contract: Write) -> None:
     assert "hunter2" not in problem.render()
 
 
-def test_credential_references_accepted(write_contract: Write) -> None:
+def test_credential_references_accepted_and_kept_unresolved(write_contract: Write) -> None:
     text = (
         MINIMAL
         + "source:\n  type: dlt\n  dlt:\n    source: stripe\n    credentials:\n"
         + "      api_key: env:STRIPE\n      client_secret: keyvault://v/s\n      token: databricks://scope/k\n"
         + "      password: ${PW}\n"
     )
-    contract = load_contract(write_contract(text), env={"PW": "s3cret"})
+    # No PW in the environment: credentials are resolved at use, not at load (§1.3).
+    contract = load_contract(write_contract(text), env={})
     assert contract.source is not None and contract.source.dlt is not None
     assert contract.source.dlt.credentials == {
         "api_key": "env:STRIPE",
         "client_secret": "keyvault://v/s",
         "token": "databricks://scope/k",
-        "password": "s3cret",
+        "password": "${PW}",
     }
 
 

@@ -35,12 +35,19 @@ _REFERENCE = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|env://.+|keyvault://.+|da
 def interpolate(
     data: Any, env: Mapping[str, str], *, file: str, positions: Positions
 ) -> tuple[Any, list[Problem]]:
-    """Return ``data`` with ``${…}`` resolved from ``env`` and the problems found (unset variables)."""
+    """Return ``data`` with ``${…}`` resolved from ``env`` and the problems found (unset variables).
+
+    Values of credential keys are left as written: they are secret references resolved at use
+    (:func:`lakelogic.contract.secrets.resolve_secret`), so secrets never sit in a loaded model,
+    a plan or a report, and validating a contract needs no secrets.
+    """
     problems: list[Problem] = []
 
     def walk(value: Any, path: str) -> Any:
         if isinstance(value, dict):
-            return {k: walk(v, join_path(path, str(k))) for k, v in value.items()}
+            return {
+                k: v if _is_secret_value(k, v) else walk(v, join_path(path, str(k))) for k, v in value.items()
+            }
         if isinstance(value, list):
             return [walk(v, join_path(path, i)) for i, v in enumerate(value)]
         if isinstance(value, str) and "${" in value:
@@ -72,6 +79,10 @@ def interpolate(
         return _TOKEN.sub(replace, text)
 
     return walk(data, ""), problems
+
+
+def _is_secret_value(key: object, value: object) -> bool:
+    return isinstance(key, str) and isinstance(value, str) and is_credential_key(key)
 
 
 def is_credential_key(key: str) -> bool:
