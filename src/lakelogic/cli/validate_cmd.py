@@ -15,7 +15,7 @@ from lakelogic.contract.loader import load_contract
 from lakelogic.contract.models import Contract
 from lakelogic.contract.overrides import parse_set_option
 from lakelogic.contract.schema import contract_json_schema
-from lakelogic.errors import ContractError, Problem
+from lakelogic.errors import ContractError, LakeLogicError, Problem
 
 _CONTRACT_SUFFIXES = (".yaml", ".yml")
 
@@ -90,6 +90,11 @@ def validate(
             )
             for problem in exc.problems:
                 console.print(_problem_line(problem))
+            continue
+        except LakeLogicError as exc:  # e.g. an unreadable hierarchy file: report it, check the rest
+            invalid += 1
+            console.print(Text.assemble(("✗ ", "red"), (str(file), "bold"), f"  {exc.error_type}: "))
+            console.print(Text(f"  {exc}", style="red"))
             continue
         console.print(Text.assemble(("✓ ", "green"), (str(file), "bold"), f"  {contract.contract_name}"))
     valid = len(files) - invalid
