@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from lakelogic.runlog import set_default_store
 
 from tests.driver.test_registry import contract, write
 
@@ -21,3 +24,10 @@ def project(tmp_path: Path) -> Path:
         contracts: {bronze: bronze/b.yaml, silver: silver/s.yaml}
     """)  # fmt: skip
     return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _reset_process_store() -> Iterator[None]:
+    """The driver CLI sets a process-wide run-log store; tests run in one process, so undo it."""
+    yield
+    set_default_store(None)

@@ -141,3 +141,16 @@ def test_missing_store_reads_empty_and_is_not_created(tmp_path: Path) -> None:
     store = DuckDBRunLogStore(tmp_path / "none" / "rl.duckdb")
     assert store.query() == []
     assert not store.exists()
+
+
+def test_process_default_store(tmp_path: Path) -> None:
+    from lakelogic.runlog import open_store, set_default_store
+
+    store = DuckDBRunLogStore(tmp_path / "p.duckdb")
+    set_default_store(store)
+    try:
+        record_run(_report("via-default"))
+        assert store.get("via-default") is not None
+        assert open_store(tmp_path / "other.duckdb") is not store
+    finally:
+        set_default_store(None)

@@ -22,7 +22,7 @@ from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary
 from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
 from lakelogic.errors import LakeLogicError
-from lakelogic.runlog import find_project_root, open_store
+from lakelogic.runlog import find_project_root, open_store, set_default_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
 
 app = typer.Typer(
@@ -177,6 +177,7 @@ def main(
             packs=PackOptions(policy_pack, policy_pack_dir),
         )
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
+        set_default_store(store)  # runs recorded by the engine itself land in the same store
     except ConfigurationError as exc:
         err_console.print(f"[red]configuration error[/red]: {exc}")
         raise typer.Exit(2) from None

@@ -24,6 +24,16 @@ from lakelogic.runlog.store import (
 
 RunLogStore = DuckDBRunLogStore
 
+# A process-wide store chosen by the caller that owns the process (the driver's --run-log-database), so
+# record_run calls made deeper down (the API with materialize=True) land in the same store.
+_process_store: RunLogStore | None = None
+
+
+def set_default_store(store: RunLogStore | None) -> None:
+    """Make ``store`` what ``open_store(None)`` returns in this process (None restores the default)."""
+    global _process_store
+    _process_store = store
+
 __all__ = [
     "DEFAULT_TABLE",
     "RUN_LOG_COLUMNS",
@@ -36,6 +46,7 @@ __all__ = [
     "open_store",
     "record_run",
     "row_from_report",
+    "set_default_store",
     "store_for_metadata",
 ]
 
@@ -54,6 +65,8 @@ def open_store(
         )
     if isinstance(store, DuckDBRunLogStore):
         return store
+    if store is None and table is None and _process_store is not None:
+        return _process_store
     return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
 
 
