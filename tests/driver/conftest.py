@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from lakelogic.runlog import set_default_store
-
 from tests.driver.test_registry import contract, write
 
 
