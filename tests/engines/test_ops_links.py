@@ -41,6 +41,23 @@ def test_lookup_duplicates_defaults_and_key_types(spark: Any) -> None:
         "id",
     )
     assert [r["r2"] for r in plain] == ["amer", None, None, None, "amer"]
+    # Duplicate keys are found by an observation during the run's own action, not by an extra job.
+    from lakelogic.engines.spark.ops import resolve_pending_warnings
+
+    assert ctx.warnings == []
+    warnings = resolve_pending_warnings(ctx, timeout=10.0)
+    assert len(warnings) == 2, warnings  # both lookups ran (collected) and both saw key "1" twice
+    for w in warnings:
+        assert w.startswith("lookup_duplicate_keys: transformations[0]") and "(up to 2)" in w, w
+    assert ctx.warnings == warnings and ctx.pending_warnings == []
+    unique = spark.createDataFrame([("1", "emea")], "code string, region string")
+    ctx_unique = make_ctx(spark, regions=unique)
+    run(
+        df,
+        ctx_unique,
+        {"lookup": {"field": "r", "reference": "regions", "on": "c", "key": "code", "value": "region"}},
+    ).collect()
+    assert resolve_pending_warnings(ctx_unique, timeout=10.0) == []
     with pytest.raises(PlanError) as info:
         run(
             df,

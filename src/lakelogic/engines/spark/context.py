@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,3 +27,7 @@ class SparkRunContext:
     warnings: list[str] = field(default_factory=list)
     contract_dir: Path | None = None
     pipeline_run_id: str | None = None
+    # Warnings only known once the run's actions have executed (read from Spark observations, e.g.
+    # lookup_duplicate_keys); lakelogic.engines.spark.ops.resolve_pending_warnings moves them to
+    # ``warnings``.
+    pending_warnings: list[Callable[[float], list[str]]] = field(default_factory=list)

@@ -19,8 +19,11 @@ from lakelogic.engines.spark import ops_reshape as reshape
 from lakelogic.engines.spark import ops_rows as rows
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_sqlviews import run_query
+from lakelogic.engines.spark.ops_warnings import resolve_pending_warnings
 from lakelogic.errors import EngineError, PlanError
 from lakelogic.plan.steps import Transform
+
+__all__ = ["IMPLEMENTATIONS", "apply_transform", "resolve_pending_warnings"]
 
 OpImpl = Callable[[Transform, DataFrame, SparkRunContext], DataFrame]
 

@@ -20,6 +20,7 @@ from lakelogic.engines.spark.ops_frame import (
     require_columns,
     with_columns,
 )
+from lakelogic.engines.spark.ops_warnings import observe_for_warning
 from lakelogic.plan.steps import Transform
 
 
@@ -57,8 +58,8 @@ def _without(frame: DataFrame, hidden: list[str]) -> DataFrame:
 
 def apply_lookup(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     """Left join on a reference pre-aggregated to one row per key (the smallest value), so the row
-    count never changes. The ``lookup_duplicate_keys`` warning would need a separate job over the
-    reference; it is not raised (see docs/decisions.md)."""
+    count never changes. Keys with several reference rows are detected by an observation on that
+    aggregate (no extra job) and reported as ``lookup_duplicate_keys`` after the run's actions."""
     p = step.params
     ref = _link(step, ctx)
     require_columns(step, frame, [p["on"]], "on")
@@ -66,16 +67,32 @@ def apply_lookup(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Dat
     _require_link_columns(step, ref, [p["value"]], "value")
     frame_key, ref_key = _join_keys(step, frame, ref)
     key_col, value_col = hidden_name(step, frame, "lk_key"), hidden_name(step, frame, "lk_value")
+    rows_col = hidden_name(step, frame, "lk_rows")
     reference = (
         ref.where(ref_key.isNotNull())
         .groupBy(ref_key.alias(key_col))
-        .agg(F.min(col(p["value"])).alias(value_col))
+        .agg(F.min(col(p["value"])).alias(value_col), F.count(F.lit(1)).alias(rows_col))
     )
+    # max is idempotent: a plan part Spark executes twice (e.g. sort sampling) merges to the same value.
+    most_rows = F.coalesce(F.max(F.col(rows_col)), F.lit(0))
+    reference = observe_for_warning(
+        step, reference, ctx, most_rows, lambda n: _duplicate_keys_message(step, n)
+    ).drop(rows_col)
     joined = frame.join(reference, frame_key == F.col(key_col), "left")
     value: Column = F.col(value_col)
     if p.get("default_value") is not None:
         value = F.coalesce(value, F.lit(p["default_value"]))
     return _without(with_columns(joined, {p["field"]: value}), [key_col, value_col])
+
+
+def _duplicate_keys_message(step: Transform, most_rows: object) -> str | None:
+    if not isinstance(most_rows, int) or most_rows <= 1:
+        return None
+    return (
+        f"lookup_duplicate_keys: {step.yaml_path} (lookup {step.params['field']}): link "
+        f"`{step.params['reference']}` has keys with several rows (up to {most_rows}); the smallest "
+        f"`{step.params['value']}` was used"
+    )
 
 
 def apply_join(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
