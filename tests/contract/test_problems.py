@@ -285,3 +285,9 @@ def test_misspelt_key_ending_in_key_is_unknown_not_a_credential(write_contract: 
     problem = only_problem(write_contract(text))
     assert problem.path == "materialization.scd2.busines_key"
     assert problem.message == "unknown key" and problem.suggestion == "business_key"
+
+
+def test_right_shape_wrong_content_reports_only_the_content(write_contract: Write) -> None:
+    problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_null: {}\n"))
+    assert problem.path == "quality.row_rules[0].not_null"
+    assert "exactly one of 'field' or 'fields'" in problem.message

@@ -73,8 +73,9 @@ _SHAPE_ERRORS = {
 def _merge_union_branches(converted: list[tuple[str, Problem]]) -> list[Problem]:
     """A value that fits no branch of a union gives one error per branch: say it once.
 
-    When another problem lies *inside* the value, the value had the right shape for that branch
-    and the shape errors of the other branches are noise, so they are dropped.
+    When another problem lies *inside* the value (or is about the value itself but not its shape),
+    the value had the right shape for that branch and the shape errors of the other branches are
+    noise, so they are dropped.
     """
     shape_paths: dict[str, list[tuple[str, Problem]]] = {}
     for kind, problem in converted:
@@ -88,7 +89,10 @@ def _merge_union_branches(converted: list[tuple[str, Problem]]) -> list[Problem]
             out.append(problem)
             continue
         path = problem.path
-        deeper = any(p.path.startswith(path + ".") or p.path.startswith(path + "[") for _, p in converted)
+        deeper = any(
+            p.path.startswith((path + ".", path + "[")) or (p.path == path and k not in _SHAPE_ERRORS)
+            for k, p in converted
+        )
         if deeper or path in merged:
             continue
         merged.add(path)
