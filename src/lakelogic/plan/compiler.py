@@ -6,6 +6,8 @@ plan's steps and never re-read the contract to decide semantics.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lakelogic.errors import ContractError, PlanError, Problem
@@ -18,8 +20,12 @@ from lakelogic.plan.rules import ColumnOrigins, compile_row_rules
 from lakelogic.plan.steps import (
     AddLineage,
     CheckDataset,
+    DatasetRule,
     FieldSpec,
+    LoadLink,
     Plan,
+    PreserveUpstream,
+    RowRule,
     Split,
     Step,
     Transform,
@@ -29,6 +35,20 @@ from lakelogic.types import Phase, normalize_layer, slugify
 
 # Ops whose output columns cannot be known before the run (they replace or reshape the frame).
 _OPAQUE_OPS = frozenset({"sql", "pivot", "unpivot", "rollup", "select"})
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """The parts of a plan that need the whole contract to decide (rules, phases, write columns)."""
+
+    fields: tuple[FieldSpec, ...]
+    transforms: tuple[Transform, ...]
+    links: tuple[LoadLink, ...]
+    preserve: PreserveUpstream | None
+    post_only: frozenset[str]
+    row_rules: tuple[RowRule, ...]
+    dataset_rules: tuple[DatasetRule, ...]
+    lineage: AddLineage | None
 
 
 def compile_contract(
@@ -41,25 +61,50 @@ def compile_contract(
     :class:`ContractError` for key columns that exist nowhere) naming the YAML path.
     """
     warnings: list[str] = []
-    fields = resolve_fields(contract)
     name = _contract_name(contract)
-    transforms = _transforms(contract, name)
-    pre = [t for t in transforms if t.phase == Phase.PRE]
-    post = [t for t in transforms if t.phase == Phase.POST]
+    domain, system = _identity(contract, "domain"), _identity(contract, "system")
+    parts = _compile_parts(contract, name, domain, system, warnings)
+    steps = _assemble(contract, parts, engine=engine, override_engine=external_logic_engine_override)
+    info = opt(contract, "info")
+    title = str(opt(info, "title", name))
+    layer = getattr(contract, "layer", None)
+    quarantine = opt(contract, "quarantine")
+    return Plan(
+        contract_name=name,
+        title=title,
+        table_name=str(getattr(contract, "table_name", None) or opt(info, "table_name") or slugify(title)),
+        version=str(opt(info, "version", "1.0.0")),
+        layer=layer
+        if layer is not None
+        else normalize_layer(opt(info, "target_layer") or opt(contract, "tier")),
+        domain=domain,
+        system=system,
+        steps=steps,
+        links=parts.links,
+        primary_key=tuple(as_list(opt(contract, "primary_key"))),
+        fields=parts.fields,
+        quarantine=plain(quarantine) if quarantine is not None else {},
+        warnings=tuple(warnings),
+    )
 
+
+def _compile_parts(
+    contract: Any, name: str, domain: str | None, system: str | None, warnings: list[str]
+) -> _Compiled:
+    fields = resolve_fields(contract)
+    transforms = _transforms(contract, name)
     preserve = shape_steps.preserve_upstream(contract)
     extracted = io_steps.extraction_outputs(contract)
-    pre_created = set(extracted) | {c for t in pre for c in t.creates}
-    post_only = frozenset(c for t in post for c in t.creates if c not in pre_created)
-    unknown_fields, _ = shape_steps.schema_policy(contract)
-
+    pre_created = set(extracted) | {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
+    post_only = frozenset(
+        c for t in transforms if t.phase == Phase.POST for c in t.creates if c not in pre_created
+    )
     strategy = str(text(opt(opt(contract, "materialization"), "strategy", ""))) or None
-    key_cols, key_path = _write_keys(contract, strategy)
+    written = _materialization_columns(contract, strategy, transforms)
     _check_key_columns(contract, fields, transforms)
     links = io_steps.load_links(contract)
-    write_only = {f.name for f in fields if f.generated} | _materialization_columns(
-        contract, strategy, transforms
-    )
+
+    key_cols, key_path = _write_keys(contract, strategy)
     ctx = RuleContext(
         fields=fields,
         links=frozenset(link.name for link in links),
@@ -67,50 +112,46 @@ def compile_contract(
         cast_to_string=shape_steps.cast_to_string(contract),
         key_columns=key_cols,
         key_path=key_path,
-        write_only=frozenset(write_only),
+        write_only=frozenset({f.name for f in fields if f.generated} | written),
     )
     origins = ColumnOrigins(
         post_only=post_only,
         known=_known_columns(contract, fields, transforms, extracted, preserve),
-        source_may_add=unknown_fields != "quarantine",
+        source_may_add=shape_steps.schema_policy(contract)[0] != "quarantine",
     )
     row_rules = compile_row_rules(contract, ctx, origins, warnings)
-    lineage = shape_steps.add_lineage(
-        contract,
-        contract_name=name,
-        domain=_identity(contract, "domain"),
-        system=_identity(contract, "system"),
-    )
-    _check_write_columns(
-        contract, origins, lineage, _materialization_columns(contract, strategy, []), warnings
-    )
+    lineage = shape_steps.add_lineage(contract, contract_name=name, domain=domain, system=system)
+    _check_write_columns(contract, origins, lineage, written, warnings)
     dataset_rules = compile_dataset_rules(
-        contract,
-        implied_unique=_implied_unique(contract, strategy),
-        materialization_columns=_materialization_columns(contract, strategy, transforms),
+        contract, implied_unique=_implied_unique(contract, strategy), materialization_columns=written
+    )
+    return _Compiled(
+        fields=fields,
+        transforms=tuple(transforms),
+        links=links,
+        preserve=preserve,
+        post_only=post_only,
+        row_rules=row_rules,
+        dataset_rules=dataset_rules,
+        lineage=lineage,
     )
 
+
+def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: bool) -> tuple[Step, ...]:
+    """The steps in SEMANTICS §8 order; optional steps only when configured."""
+    quality, quarantine = opt(contract, "quality"), opt(contract, "quarantine")
     steps: list[Step | None] = []
     if opt(contract, "source") is not None:
         steps.append(io_steps.read_source(contract))
-    steps.extend(links)
-    steps.append(preserve)
+    steps.extend(parts.links)
+    steps.append(parts.preserve)
     if opt(contract, "extraction") is not None:
         steps.append(io_steps.extract(contract))
     if opt(contract, "external_logic") is not None:
-        steps.append(
-            io_steps.external_logic(contract, engine=engine, override_engine=external_logic_engine_override)
-        )
-    steps.extend(pre)
-    steps.append(shape_steps.enforce_schema(contract, fields, post_only))
-    steps.append(
-        ValidateRows(
-            yaml_path="quality.row_rules",
-            phase=Phase.PRE,
-            rules=tuple(r for r in row_rules if r.phase == Phase.PRE),
-        )
-    )
-    quarantine = opt(contract, "quarantine")
+        steps.append(io_steps.external_logic(contract, engine=engine, override_engine=override_engine))
+    steps.extend(t for t in parts.transforms if t.phase == Phase.PRE)
+    steps.append(shape_steps.enforce_schema(contract, parts.fields, parts.post_only))
+    steps.append(_validate(parts.row_rules, Phase.PRE))
     steps.append(
         Split(
             yaml_path="quarantine",
@@ -118,52 +159,26 @@ def compile_contract(
             include_error_reason=bool(opt(quarantine, "include_error_reason", True)),
         )
     )
-    steps.extend(post)
-    steps.append(
-        ValidateRows(
-            yaml_path="quality.row_rules",
-            phase=Phase.POST,
-            rules=tuple(r for r in row_rules if r.phase == Phase.POST),
-        )
-    )
-    steps.append(shape_steps.final_projection(contract, fields))
+    steps.extend(t for t in parts.transforms if t.phase == Phase.POST)
+    steps.append(_validate(parts.row_rules, Phase.POST))
+    steps.append(shape_steps.final_projection(contract, parts.fields))
     steps.append(
         CheckDataset(
             yaml_path="quality.dataset_rules",
-            rules=dataset_rules,
-            fail_pipeline_on_dataset_error=bool(
-                opt(opt(contract, "quality"), "fail_pipeline_on_dataset_error", False)
-            ),
+            rules=parts.dataset_rules,
+            fail_pipeline_on_dataset_error=bool(opt(quality, "fail_pipeline_on_dataset_error", False)),
         )
     )
-    info = opt(contract, "info")
-    domain, system = _identity(contract, "domain"), _identity(contract, "system")
-    steps.append(shape_steps.mask(fields))
-    steps.append(lineage)
+    steps.append(shape_steps.mask(parts.fields))
+    steps.append(parts.lineage)
     if opt(contract, "materialization") is not None:
         steps.append(io_steps.materialize(contract))
+    return tuple(s for s in steps if s is not None)
 
-    layer = getattr(contract, "layer", None) if hasattr(contract, "layer") else None
-    return Plan(
-        contract_name=name,
-        title=str(opt(info, "title", name)),
-        table_name=str(
-            getattr(contract, "table_name", None)
-            or opt(info, "table_name")
-            or slugify(str(opt(info, "title", name)))
-        ),
-        version=str(opt(info, "version", "1.0.0")),
-        layer=layer
-        if layer is not None
-        else normalize_layer(opt(info, "target_layer") or opt(contract, "tier")),
-        domain=domain,
-        system=system,
-        steps=tuple(s for s in steps if s is not None),
-        links=links,
-        primary_key=tuple(as_list(opt(contract, "primary_key"))),
-        fields=fields,
-        quarantine=plain(quarantine) if quarantine is not None else {},
-        warnings=tuple(warnings),
+
+def _validate(rules: tuple[RowRule, ...], phase: Phase) -> ValidateRows:
+    return ValidateRows(
+        yaml_path="quality.row_rules", phase=phase, rules=tuple(r for r in rules if r.phase == phase)
     )
 
 
@@ -221,7 +236,9 @@ def _implied_unique(contract: Any, strategy: str | None) -> tuple[str, ...]:
     return pk
 
 
-def _materialization_columns(contract: Any, strategy: str | None, transforms: list[Transform]) -> set[str]:
+def _materialization_columns(
+    contract: Any, strategy: str | None, transforms: Sequence[Transform]
+) -> set[str]:
     """Columns only the write adds (SCD2 bookkeeping, surrogate key, soft-delete columns)."""
     mat = opt(contract, "materialization")
     cols: set[str] = set()
@@ -245,7 +262,7 @@ def _materialization_columns(contract: Any, strategy: str | None, transforms: li
 def _known_columns(
     contract: Any,
     fields: tuple[FieldSpec, ...],
-    transforms: list[Transform],
+    transforms: Sequence[Transform],
     extracted: tuple[str, ...],
     preserve: Any,
 ) -> frozenset[str]:
@@ -276,7 +293,7 @@ def _check_write_columns(
         warnings.append(f"materialization.{key}: {message}; it must come from the source")
 
 
-def _check_key_columns(contract: Any, fields: tuple[FieldSpec, ...], transforms: list[Transform]) -> None:
+def _check_key_columns(contract: Any, fields: tuple[FieldSpec, ...], transforms: Sequence[Transform]) -> None:
     """§6: key columns must be model fields or transformation outputs."""
     available = {f.name for f in fields} | {c for t in transforms for c in t.creates}
     if any(t.op in _OPAQUE_OPS for t in transforms):
