@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.dataset_rules import evaluate_dataset_rules, failed_error_rules
 from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
+from lakelogic.engines.spark.ops import resolve_pending_warnings
 from lakelogic.engines.spark.outputs import StagedOutput, noop_action
 from lakelogic.engines.spark.reporting import fill_counts, fill_identity
 from lakelogic.errors import (
@@ -198,6 +199,7 @@ def _run(
             noop_action(ev.bad)
     progress.step = "counts"
     fill_counts(report, ev, plan)
+    resolve_pending_warnings(ctx)  # op warnings observed during the actions (lookup_duplicate_keys)
     report.warnings.extend(w for w in ctx.warnings if w not in report.warnings)
     if report.counts.source == 0:
         for out in staged:
