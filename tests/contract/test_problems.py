@@ -291,3 +291,9 @@ def test_right_shape_wrong_content_reports_only_the_content(write_contract: Writ
     problem = only_problem(write_contract(MINIMAL + "quality:\n  row_rules:\n    - not_null: {}\n"))
     assert problem.path == "quality.row_rules[0].not_null"
     assert "exactly one of 'field' or 'fields'" in problem.message
+
+
+def test_rules_and_fields_at_the_wrong_level(write_contract: Write) -> None:
+    text = MINIMAL + "row_rules:\n  - {name: r, sql: id > 0}\n"
+    problem = only_problem(write_contract(text))
+    assert problem.path == "row_rules" and "quality.row_rules" in problem.message

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -244,8 +243,6 @@ class DownstreamConsumer(OLCModel):
     sla: str | None = None
     managed: Flag | None = None
     consumers: list[DownstreamConsumer] | None = None
-
-    KEY_ALIASES: ClassVar[Mapping[str, str]] = {}
 
 
 __all__ = [

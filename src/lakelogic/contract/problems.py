@@ -14,19 +14,34 @@ from pydantic_core import ErrorDetails
 
 from lakelogic.contract.interpolate import is_credential_key
 from lakelogic.contract.models_base import OLCModel, closest
+from lakelogic.contract.models_contract import Contract
+from lakelogic.contract.models_fields import Model, ModelField
+from lakelogic.contract.models_quality import Quality
+from lakelogic.contract.models_target import Materialization
 from lakelogic.contract.yaml_io import Positions, join_path
 from lakelogic.errors import Problem
 
 # Keys people put in the wrong place, with where they belong (SEMANTICS §1.2).
+_TOP_LEVEL_PK = "primary_key is a top-level key: move it to the root of the contract"
 _MISPLACED: dict[tuple[str, str], str] = {
-    ("model", "primary_key"): "primary_key is a top-level key: move it to the root of the contract",
-    ("materialization", "primary_key"): "primary_key is a top-level key: move it to the root of the contract",
-    (
-        "field",
-        "primary_key",
-    ): "primary_key is a top-level key listing the key columns: primary_key: [<field>]",
+    ("model", "primary_key"): _TOP_LEVEL_PK,
+    ("materialization", "primary_key"): _TOP_LEVEL_PK,
+    ("field", "primary_key"): "primary_key is a top-level key listing key columns: primary_key: [<field>]",
     ("field", "unique"): "uniqueness is a dataset rule: quality.dataset_rules: [{unique: <field>}]",
     ("model", "unique"): "uniqueness is a dataset rule: quality.dataset_rules: [{unique: [<cols>]}]",
+    ("root", "row_rules"): "row_rules belong under quality: quality.row_rules",
+    ("root", "dataset_rules"): "dataset_rules belong under quality: quality.dataset_rules",
+    ("root", "fields"): "fields belong under model: model.fields",
+    ("model", "transformations"): "transformations is a top-level key",
+    ("quality", "transformations"): "transformations is a top-level key",
+}
+
+_BLOCK_NAMES: dict[type[BaseModel], str] = {
+    Contract: "root",
+    Model: "model",
+    Materialization: "materialization",
+    ModelField: "field",
+    Quality: "quality",
 }
 
 _VALUE_MAX = 80
@@ -225,10 +240,7 @@ def _allowed_keys(model: type[BaseModel]) -> list[str]:
 
 
 def _misplacement_hint(model: type[BaseModel], key: str) -> str | None:
-    from lakelogic.contract.models_fields import Model, ModelField
-    from lakelogic.contract.models_target import Materialization
-
-    where = {Model: "model", Materialization: "materialization", ModelField: "field"}.get(model)  # type: ignore[call-overload]
+    where = _BLOCK_NAMES.get(model)
     return _MISPLACED.get((where, key)) if where else None
 
 
