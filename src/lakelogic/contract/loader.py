@@ -42,7 +42,7 @@ def load_contract(
     else:
         source_file = Path(source).resolve()
         file_name = str(source)
-        data, positions = load_yaml(source_file)
+        data, positions = load_yaml(Path(source))  # problems name the file as the caller wrote it
     doc, problems = _prepare(data, file=file_name, positions=positions, overrides=overrides, env=env)
     try:
         contract = validate_document(doc, file=file_name, positions=positions)
