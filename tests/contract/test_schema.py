@@ -36,6 +36,7 @@ def test_schema_closed_sets_and_ops() -> None:
     ]
     assert defs["Transformation"]["additionalProperties"] is False
     assert set(OP_NAMES) | {"phase"} == set(defs["Transformation"]["properties"])
+    assert sorted(r["required"][0] for r in defs["Transformation"]["oneOf"]) == sorted(OP_NAMES)
     rename = defs["TransformationRename"]["properties"]
     assert "from" in rename and "from_" not in rename
     events = defs["Notification"]["properties"]["on_events"]["items"]["enum"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakelogic.contract.models import DATASET_SHORTHANDS, ROW_SHORTHANDS, Contract
+from lakelogic.contract.models import DATASET_SHORTHANDS, OP_NAMES, ROW_SHORTHANDS, Contract
 
 SCHEMA_ID = "https://lakelogic.org/open-lakehouse-contract/v1/lakelogic.schema.json"
 
@@ -22,6 +22,8 @@ def contract_json_schema() -> dict[str, Any]:
     # Vendor keys must be namespaced (SEMANTICS §1.2): reject others, not just describe them.
     schema["properties"]["extensions"]["additionalProperties"] = False
     _allow_options_inside_shorthands(schema)
+    # Exactly one op key per transformation item (besides `phase`), as the loader enforces.
+    schema["$defs"]["Transformation"]["oneOf"] = [{"required": [op]} for op in OP_NAMES]
     return schema
 
 
