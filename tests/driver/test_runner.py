@@ -210,3 +210,19 @@ def test_range_windows_need_dates(mode: str) -> None:
 
     with pytest.raises(RegistryError):
         WindowSpec(mode)
+
+
+def test_timeout_cancels_the_job_group_and_fails_the_node() -> None:
+    cancelled: list[str] = []
+    fake = FakeRunner({"slow": lambda request: (__import__("time").sleep(1.0), ok(request))[1]})
+    dag = build_dag(
+        [node("slow", "bronze"), node("fast", "bronze"), node("after", "silver", upstream=("slow",))]
+    )
+    result = PipelineRun(
+        dag, fake, options=DriverOptions(timeout_minutes=0.003), cancel=cancelled.append, as_of=AS_OF
+    ).execute()
+    slow = result.outcomes["bronze.slow"]
+    assert slow.status == "failed" and slow.report is not None and slow.report.error.type == "timeout"
+    assert cancelled == ["bronze.slow"]
+    assert result.outcomes["bronze.fast"].status == "succeeded"
+    assert result.outcomes["silver.after"].skip_reason == "upstream_failed"

@@ -231,7 +231,9 @@ class PipelineRun:
             self.on_event(node_id, "pending", None)
         running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]] = {}
         workers = self.options.max_workers or os.cpu_count() or 1  # 0 = number of CPU cores
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lakelogic-{layer}") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"lakelogic-{layer}")
+        expired = False
+        try:
             while pending or running:
                 progressed = self._start_ready(pending, running, pool)
                 if not running:
@@ -243,7 +245,10 @@ class PipelineRun:
                 for future in done:
                     node_id, window, t_start, _deadline = running.pop(future)
                     self._finish(node_id, window, t_start, future)
-                self._expire(running)
+                expired = self._expire(running) or expired
+        finally:
+            # A timed-out worker may still be busy; its result is ignored, so do not wait for it.
+            pool.shutdown(wait=not expired, cancel_futures=True)
 
     def _start_ready(
         self,
@@ -297,8 +302,9 @@ class PipelineRun:
 
     def _expire(
         self, running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]]
-    ) -> None:
+    ) -> bool:
         now = _time.monotonic()
+        expired = False
         for future, (node_id, window, t_start, deadline) in list(running.items()):
             if deadline is not None and now >= deadline:
                 running.pop(future)
@@ -309,6 +315,8 @@ class PipelineRun:
                 report = self._synthetic_report(node, window, RunStatus.FAILED, t_start)
                 report.error = ErrorBlock(type="timeout", message=f"{node_id} exceeded its timeout")
                 self._complete(node, window, report, attempts=1)
+                expired = True
+        return expired
 
     # one node ------------------------------------------------------------------------------
 
