@@ -15,7 +15,7 @@ from pyspark.sql.types import ArrayType, MapType, StringType, StructType
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_columns
-from lakelogic.engines.spark.ops_sqlviews import expression
+from lakelogic.engines.spark.ops_sqlviews import bound_expression
 from lakelogic.plan.ops_common import literal, quote
 from lakelogic.plan.steps import Transform
 from lakelogic.types import parse_type
@@ -37,12 +37,14 @@ def apply_rename(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Dat
 
 def apply_derive(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     sql = step.params.get("sql_spark") or step.params["sql"]
-    return with_columns(frame, {step.params["field"]: expression(step, sql, ctx)})
+    with bound_expression(step, sql, ctx) as value:
+        return with_columns(frame, {step.params["field"]: value})
 
 
 def apply_filter(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     # WHERE keeps TRUE rows only; FALSE and NULL rows are removed (counted as filtered by the engine).
-    return frame.where(expression(step, step.params["sql"], ctx))
+    with bound_expression(step, step.params["sql"], ctx) as condition:
+        return frame.where(condition)
 
 
 def apply_select(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:

@@ -115,18 +115,19 @@ def run_query(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFr
         return ctx.spark.sql(bound)
 
 
-def expression(step: Transform, sql: str, ctx: SparkRunContext) -> Column:
-    """A row expression; subqueries over links are bound to per-run views like the ``sql`` op.
+@contextmanager
+def bound_expression(step: Transform, sql: str, ctx: SparkRunContext) -> Iterator[Column]:
+    """A row expression as a Column; subqueries over links are bound to per-run views.
 
-    Plain expressions (the common case) go to Spark untouched.
+    Use the Column inside the ``with`` block: DataFrame methods analyse their plan eagerly, so the
+    views are resolved by the time the block exits and drops them. Plain expressions (the common
+    case) go to Spark untouched.
     """
     node = sqlglot.parse_one(sql, read="spark")
     if not any(True for _ in node.find_all(exp.Table)):
-        return F.expr(sql)
+        yield F.expr(sql)
+        return
     names, views = _bindings(step, ctx, node, None)
     bound = bind_tables(node, names).sql(dialect="spark")
-    # A Column is analysed only when used in a DataFrame, so these views must outlive this call;
-    # their names are unique per run and op, so leaving them registered is safe.
-    for view, df in views.items():
-        df.createOrReplaceTempView(view)
-    return F.expr(bound)
+    with _views(ctx, views):
+        yield F.expr(bound)
