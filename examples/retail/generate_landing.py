@@ -9,7 +9,8 @@ the bronze and silver contracts have something to quarantine:
 * crm customers (CSV, two daily files): bad e-mails, missing required values, unparseable dates, unknown
   country codes, messy case/whitespace, duplicate ids (a later update of the same customer), and a second-day
   file with changed segments/countries (new SCD2 versions in gold) and new customers.
-* erp products (CSV): negative and unparseable prices, unknown categories, missing names, mixed booleans.
+* erp products (CSV, one full export): negative and unparseable prices, unknown categories, missing names,
+  mixed boolean spellings.
 * pos orders (JSON lines, two daily files): negative amounts, unknown and misspelt statuses, unparseable
   timestamps, orders of unknown customers, missing ids, extra columns, and a malformed JSON line per file.
 * pos order lines (JSON lines): zero/negative quantities, unknown products, discounts out of range.
@@ -307,7 +308,7 @@ def write_landing(landing: Path = LANDING) -> list[Path]:
     product_rows, prices = products(gen)
     for day, rows in ((DAY1, day1_customers), (DAY2, day2_customers)):
         _write_csv(landing / "crm" / "customers" / f"customers_{day:%Y-%m-%d}.csv", CUSTOMER_COLUMNS, rows)
-    _write_csv(landing / "erp" / "products" / "products.csv", PRODUCT_COLUMNS, product_rows)
+    _write_csv(landing / "erp" / "products" / f"products_{DAY1:%Y-%m-%d}.csv", PRODUCT_COLUMNS, product_rows)
     first_number = 1
     for day in (DAY1, DAY2):
         order_text, lines = orders(gen, day, first_number, customer_ids, prices)

@@ -120,7 +120,7 @@ def test_registries_build_the_mesh_with_dimensions_before_the_fact() -> None:
     assert "bronze.bronze_crm_customers" in dag.upstreams("silver.silver_pos_orders")
     assert set(dag.upstreams("silver.silver_pos_order_lines")) >= {
         "bronze.bronze_pos_order_lines",
-        "silver.silver_erp_products",
+        "bronze.bronze_erp_products",
         "silver.silver_pos_orders",
     }
     fact_upstreams = set(dag.upstreams("gold.gold_fact_sales"))
