@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, quote, select_with, unique
+from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, quote, unique
 from lakelogic.plan.steps import RowEffect
 
 DEDUP_ORDERS = ("desc", "asc")
@@ -152,9 +152,9 @@ def compile_join(args: OpArgs) -> OpCompiled:
         (prefix + f, f"COALESCE(r.{quote(f)}, {literal(defaults[f])})" if f in defaults else f"r.{quote(f)}")
         for f in fields
     ]
-    select = select_with(assignments).replace("SELECT *,", "SELECT f.*,").replace(" FROM {input}", "")
+    items = ", ".join(f"{expr} AS {quote(name)}" for name, expr in assignments)
     condition = f"f.{quote(on)} = r.{quote(key)}"
-    sql = f"{select} FROM {{input}} f {join_type.upper()} JOIN {quote(reference)} r ON {condition}"
+    sql = f"SELECT f.*, {items} FROM {{input}} f {join_type.upper()} JOIN {quote(reference)} r ON {condition}"
     effect: RowEffect = "expand" if join_type == "left" else "any"
     return OpCompiled(
         params={
