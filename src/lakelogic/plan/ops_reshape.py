@@ -60,7 +60,15 @@ def compile_rollup(args: OpArgs) -> OpCompiled:
     if keys or key_expr:
         key_sql = key_expr or " || '|' || ".join(f"CAST({quote(k)} AS STRING)" for k in keys)
         collect = "collect_set" if args.boolean("distinct", True) else "collect_list"
-        items.append(f"array_sort({collect}({key_sql})) AS {quote(keys_column or '')}")
+        key_list = f"array_sort({collect}({key_sql}))"
+        items.append(f"{key_list} AS {quote(keys_column or '')}")
+        if count_column:
+            items.append(f"size({key_list}) AS {quote(count_column)}")
+    if run_ids_column:
+        source = (
+            f"{quote(run_id_column or '')} /* else {DEFAULT_RUN_ID_COLUMN}; omitted when neither exists */"
+        )
+        items.append(f"array_sort(collect_set(CAST({source} AS STRING))) AS {quote(run_ids_column)}")
     group = f" GROUP BY {', '.join(quote(g) for g in group_by)}" if group_by else ""
     # A global aggregation (no group_by) yields one row even for an empty frame: it may add a row.
     effect: RowEffect = "filter" if group_by else "any"
