@@ -116,6 +116,14 @@ def test_rename_select_drop_filter(spark: Any) -> None:
     assert "nope" in str(info.value)
     with pytest.raises(EngineError):
         run(df, ctx, {"cast": {"columns": {"a": "string"}}})
+    # Spark's analysis errors in contract SQL are plan errors at the op's YAML path
+    with pytest.raises(PlanError) as info:
+        run(df, ctx, {"trim": {"fields": ["b"]}}, {"derive": {"field": "x", "sql": "nope + 1"}})
+    assert info.value.yaml_path == "transformations[1].derive.sql"
+    assert "nope" in str(info.value)
+    with pytest.raises(PlanError) as info:
+        run(df, ctx, {"sql": "SELECT * FROM source JOIN missing_link USING (a)"})
+    assert info.value.yaml_path == "transformations[0].sql"
 
 
 def test_split_json_text(spark: Any) -> None:

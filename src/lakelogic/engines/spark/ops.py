@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 
 from lakelogic.engines.spark import ops_columns as columns
@@ -18,6 +19,7 @@ from lakelogic.engines.spark import ops_links as links
 from lakelogic.engines.spark import ops_reshape as reshape
 from lakelogic.engines.spark import ops_rows as rows
 from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.ops_frame import op_error
 from lakelogic.engines.spark.ops_sqlviews import run_query
 from lakelogic.engines.spark.ops_warnings import resolve_pending_warnings
 from lakelogic.errors import EngineError, PlanError
@@ -68,4 +70,14 @@ def apply_transform(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> 
                 "the `cast` op is applied by the engine core (strict casting), not apply_transform"
             )
         raise PlanError(f"unknown transformation op {step.op!r}", yaml_path=step.yaml_path)
-    return impl(step, frame, ctx)
+    try:
+        return impl(step, frame, ctx)
+    except AnalysisException as exc:
+        # Spark analyses eagerly, so a bad column/table/type in contract SQL surfaces here: report it
+        # as the contract's problem, at the op's YAML path, instead of a Spark stack trace.
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise op_error(step, f"Spark cannot analyse this op: {first_line}", _SQL_KEYS.get(step.op)) from exc
+
+
+# The parameter holding the op's SQL, for error paths (`transformations[2].derive.sql`).
+_SQL_KEYS = {"derive": "sql", "filter": "sql", "rollup": "aggregations"}
