@@ -132,8 +132,10 @@ def _load(
     from lakelogic.contract.loader import load_contract
 
     if isinstance(contract, str | Path | Mapping):
-        return load_contract(contract if not isinstance(contract, Mapping) else dict(contract),
-                             overrides=dict(overrides) if overrides else None)  # fmt: skip
+        return load_contract(
+            contract if not isinstance(contract, Mapping) else dict(contract),
+            overrides=dict(overrides) if overrides else None,
+        )
     if overrides:
         # A loaded contract is re-validated with the overrides applied to its YAML form.
         data = contract.model_dump(by_alias=True, exclude_none=True)

@@ -1,9 +1,175 @@
-"""Placeholder: commands of this module are registered by register(app)."""
+"""``lakelogic run CONTRACT``: run one contract on Spark and summarise (or print as JSON) its report.
+
+Exit codes: 0 succeeded/partial/no_new_data, 1 failed run, 2 invalid contract. User errors are shown as
+one clean message (never a JVM stack trace); ``--json`` prints only the report on stdout.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from lakelogic.errors import ContractError, PlanError
+
+if TYPE_CHECKING:
+    from lakelogic.report import RunReport
+
+_CONTRACT_ERRORS = {"contract", "plan"}
+TOP_RULES = 10
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the `lakelogic` app."""
+    """Add ``run`` to the ``lakelogic`` app."""
+    app.command("run")(run)
+
+
+def run(
+    contract: Annotated[Path, typer.Argument(help="Contract YAML file.")],
+    source: Annotated[
+        str | None, typer.Option("--source", help="Read this path instead of source.path.")
+    ] = None,
+    output_good: Annotated[
+        str | None, typer.Option("--output-good", help="Also write good rows as Parquet here.")
+    ] = None,
+    output_bad: Annotated[
+        str | None, typer.Option("--output-bad", help="Also write quarantined rows as Parquet here.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a contract key: --set a.b=value (repeatable).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON on stdout.")] = False,
+    no_write: Annotated[bool, typer.Option("--no-write", help="Do not materialize the target.")] = False,
+    target: Annotated[str | None, typer.Option("--target", help="Materialize to this table or path.")] = None,
+) -> None:
+    """Run CONTRACT once: read, transform, validate, quarantine, and materialize when it has a target."""
+    err = Console(stderr=True)
+    processor = _load(contract, set_, err)
+    materialize = processor.contract_has_materialization and not no_write
+    from lakelogic.engines.spark.errors_text import clean_error_message
+
+    try:
+        with err.status(f"running {processor.contract.contract_name} on Spark…", spinner="dots"):
+            result = processor.run(
+                source, materialize=materialize, target=target, output_good=output_good, output_bad=output_bad
+            )
+    except Exception as exc:  # noqa: BLE001 - programming/JVM errors: one clean line, exit 1
+        err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)
+        raise typer.Exit(1) from None
+    report = result.report
+    _record(report, err)
+    if as_json:
+        typer.echo(json.dumps(report.to_json_dict(), indent=2, default=str))
+    else:
+        render_summary(report, Console())
+    if report.status == "failed":
+        error_type = report.error.type if report.error else ""
+        if not as_json:
+            err.print(
+                f"[red]run failed[/red] ({error_type}): {report.error.message if report.error else ''}",
+                highlight=False,
+            )
+        raise typer.Exit(2 if error_type in _CONTRACT_ERRORS else 1)
+
+
+class _Processor:
+    """A loaded contract and its DataProcessor (kept separate so loading errors exit with 2)."""
+
+    def __init__(self, processor: Any) -> None:
+        self._processor = processor
+        self.contract = processor.contract
+
+    @property
+    def contract_has_materialization(self) -> bool:
+        return getattr(self.contract, "materialization", None) is not None
+
+    def run(self, source: str | None, **kwargs: Any) -> Any:
+        return self._processor.run(source, **kwargs)
+
+
+def _load(contract: Path, set_: list[str] | None, err: Console) -> _Processor:
+    from lakelogic.api import DataProcessor
+    from lakelogic.contract.overrides import parse_set_option
+
+    if not contract.is_file():
+        err.print(f"[red]error:[/red] contract file not found: {contract}")
+        raise typer.Exit(2)
+    try:
+        overrides = dict(parse_set_option(option) for option in set_ or [])
+        processor = DataProcessor(contract, overrides=overrides or None)
+        processor.plan  # compile now: plan errors are contract errors (exit 2)  # noqa: B018
+    except ContractError as exc:
+        err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
+        for problem in exc.problems:
+            err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except PlanError as exc:
+        err.print(f"[red]cannot plan[/red] {contract}: {exc}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    return _Processor(processor)
+
+
+def _record(report: RunReport, err: Console) -> None:
+    try:
+        from lakelogic.runlog import record_run
+    except ImportError:
+        return  # the run log is optional
+    try:
+        record_run(report)
+    except Exception as exc:  # noqa: BLE001 - reported as a warning; the run result still shows
+        err.print(
+            f"[yellow]warning:[/yellow] the run was not recorded in the run log: {exc}", highlight=False
+        )
+
+
+def render_summary(report: RunReport, console: Console) -> None:
+    """Counts, top failing rules, dataset rules and materialization as Rich tables."""
+    c = report.counts
+    colour = {"succeeded": "green", "partial": "yellow", "no_new_data": "cyan"}.get(str(report.status), "red")
+    console.print(
+        f"[bold]{report.contract}[/bold]  status [{colour}]{report.status}[/{colour}]  "
+        f"run {report.run_id}  {report.duration_seconds or 0:.1f}s",
+        highlight=False,
+    )
+    counts = Table(title="rows", show_header=True)
+    for name in ("source", "good", "quarantined", "filtered", "expanded", "quarantine ratio"):
+        counts.add_column(name, justify="right")
+    counts.add_row(
+        str(c.source),
+        str(c.good),
+        str(c.quarantined),
+        str(c.filtered),
+        str(c.expanded),
+        f"{c.quarantine_ratio:.2%}",
+    )
+    console.print(counts)
+    failing = sorted((r for r in report.rules if r.failed), key=lambda r: -r.failed)[:TOP_RULES]
+    if failing:
+        rules = Table(title="top failing rules")
+        for name in ("rule", "severity", "category", "failed"):
+            rules.add_column(name, justify="right" if name == "failed" else "left")
+        for r in failing:
+            rules.add_row(r.name, r.severity, r.category, str(r.failed))
+        console.print(rules)
+    if report.dataset_rules:
+        ds = Table(title="dataset rules")
+        for name in ("rule", "severity", "passed", "observed", "expected"):
+            ds.add_column(name)
+        for d in report.dataset_rules:
+            passed = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "n/a"}[d.passed]
+            ds.add_row(d.name, d.severity, passed, str(d.observed), str(d.expected))
+        console.print(ds)
+    m = report.materialization
+    if m is not None:
+        console.print(
+            f"materialized {m.target} ({m.format}, {m.strategy}): inserted {m.rows_inserted}, "
+            f"updated {m.rows_updated}, deleted {m.rows_deleted}; quarantine {m.quarantine_target} "
+            f"({m.quarantine_rows_written} rows){' — already committed' if m.already_committed else ''}",
+            highlight=False,
+        )
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)

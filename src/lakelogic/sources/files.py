@@ -26,18 +26,34 @@ if TYPE_CHECKING:
 
 FILE_FORMATS = ("csv", "tsv", "json", "jsonl", "ndjson", "parquet", "orc", "avro")
 _EXTENSIONS = {
-    ".csv": "csv", ".tsv": "tsv", ".txt": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "ndjson",
-    ".parquet": "parquet", ".pq": "parquet", ".orc": "orc", ".avro": "avro",
-}  # fmt: skip
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".txt": "csv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "ndjson",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".orc": "orc",
+    ".avro": "avro",
+}
 _COMMON_OPTIONS = {"engine_options", "date_formats", "timestamp_formats"}
 _OPTIONS = {
-    "csv": {"delimiter", "has_header", "quote_char", "escape_char", "encoding", "null_values", "skip_rows",
-            "comment_prefix"},
+    "csv": {
+        "delimiter",
+        "has_header",
+        "quote_char",
+        "escape_char",
+        "encoding",
+        "null_values",
+        "skip_rows",
+        "comment_prefix",
+    },
     "json": {"multiline", "encoding"},
     "parquet": set(),
     "orc": set(),
     "avro": set(),
-}  # fmt: skip
+}
 _REMOTE = ("s3://", "s3a://", "abfss://", "abfs://", "gs://", "wasbs://", "hdfs://", "dbfs:/")
 LISTED_FILES = 100
 
@@ -69,17 +85,21 @@ def validate_options(fmt: str, options: Mapping[str, Any], *, yaml_path: str = "
     family = "csv" if fmt in ("csv", "tsv") else fmt
     allowed = _OPTIONS.get(family, set()) | _COMMON_OPTIONS
     problems = [
-        Problem(file="<contract>", path=f"{yaml_path}.{key}", message=f"unknown option for format {fmt!r}",
-                allowed=", ".join(sorted(allowed)))
+        Problem(
+            file="<contract>",
+            path=f"{yaml_path}.{key}",
+            message=f"unknown option for format {fmt!r}",
+            allowed=", ".join(sorted(allowed)),
+        )
         for key in options
         if key not in allowed
-    ]  # fmt: skip
+    ]
     if problems:
         raise ContractError(problems)
 
 
 def resolve_path(path: str, base_dir: Path | None) -> str:
-    if path.startswith(_REMOTE) or "://" in path and not path.startswith("file://"):
+    if path.startswith(_REMOTE) or ("://" in path and not path.startswith("file://")):
         return path
     local = path.removeprefix("file://")
     candidate = Path(os.path.expanduser(local))
@@ -127,7 +147,7 @@ def read_files(
     options = dict(options or {})
     resolved = resolve_path(path, base_dir)
     declared = fmt.lower() if fmt else None
-    fmt_family = canonical_format(declared, resolved if not pattern else pattern)
+    fmt_family = canonical_format(declared, pattern if pattern else resolved)
     validate_options(declared or fmt_family, options)
     info = SourceInfo(type=source_type, path=resolved)
     remote = resolved.startswith(_REMOTE) or ("://" in resolved and not resolved.startswith("file://"))
@@ -158,15 +178,21 @@ def read_files(
 
 
 def _read(
-    spark: SparkSession, family: str, declared: str | None, files: Sequence[str], base: str | None,
+    spark: SparkSession,
+    family: str,
+    declared: str | None,
+    files: Sequence[str],
+    base: str | None,
     options: Mapping[str, Any],
-) -> DataFrame | None:  # fmt: skip
+) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = spark.read
     if base:
         reader = reader.option("basePath", base)
     if family in ("csv", "tsv"):
-        return _read_csv(spark, files, base, options, engine_options, tab=family == "tsv" or declared == "tsv")
+        return _read_csv(
+            spark, files, base, options, engine_options, tab=family == "tsv" or declared == "tsv"
+        )
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         if options.get("multiline"):
@@ -189,14 +215,21 @@ def _read(
 
 
 def _read_csv(
-    spark: SparkSession, files: Sequence[str], base: str | None, options: Mapping[str, Any],
-    engine_options: dict[str, str], *, tab: bool,
-) -> DataFrame | None:  # fmt: skip
+    spark: SparkSession,
+    files: Sequence[str],
+    base: str | None,
+    options: Mapping[str, Any],
+    engine_options: dict[str, str],
+    *,
+    tab: bool,
+) -> DataFrame | None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
     if int(options.get("skip_rows") or 0) > 0:
-        raise UnsupportedError("csv option skip_rows is not supported on Spark yet", hint="remove the leading rows")
+        raise UnsupportedError(
+            "csv option skip_rows is not supported on Spark yet", hint="remove the leading rows"
+        )
     null_values = [str(v) for v in (options.get("null_values") or [""])]
     csv_opts: dict[str, str] = {
         "sep": "\t" if tab else str(options.get("delimiter", ",")),
@@ -225,7 +258,9 @@ def _read_csv(
     if extra_nulls:
         frame = frame.select(
             *[
-                F.when(F.col(f"`{f.name}`").isin(extra_nulls), F.lit(None)).otherwise(F.col(f"`{f.name}`")).alias(f.name)
+                F.when(F.col(f"`{f.name}`").isin(extra_nulls), F.lit(None))
+                .otherwise(F.col(f"`{f.name}`"))
+                .alias(f.name)
                 if f.name != CORRUPT_COLUMN
                 else F.col(CORRUPT_COLUMN)
                 for f in schema.fields

@@ -230,12 +230,32 @@ def _java_pattern(fmt: str) -> str:
     """Accept strftime-style formats (``%Y-%m-%d``) as well as Spark datetime patterns."""
     if "%" not in fmt:
         return fmt
-    table = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS",
-             "%y": "yy", "%b": "MMM", "%B": "MMMM", "%p": "a", "%I": "hh", "%z": "Z", "%j": "DDD"}  # fmt: skip
+    table = {
+        "%Y": "yyyy",
+        "%m": "MM",
+        "%d": "dd",
+        "%H": "HH",
+        "%M": "mm",
+        "%S": "ss",
+        "%f": "SSSSSS",
+        "%y": "yy",
+        "%b": "MMM",
+        "%B": "MMMM",
+        "%p": "a",
+        "%I": "hh",
+        "%z": "Z",
+        "%j": "DDD",
+    }
     out = fmt
     for key, value in table.items():
         out = out.replace(key, value)
     return out
+
+
+def _guarded_date(t: str, shape: str, pattern: str) -> str:
+    return (
+        f"CASE WHEN {t} RLIKE {sql_string(shape)} THEN CAST(try_to_timestamp({t}, '{pattern}') AS DATE) END"
+    )
 
 
 def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
@@ -247,8 +267,8 @@ def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
         return "CAST(NULL AS DATE)"
     t = _trimmed(x)
     options = [
-        f"CASE WHEN {t} RLIKE {sql_string(_ISO_DATE)} THEN CAST(try_to_timestamp({t}, 'yyyy-MM-dd') AS DATE) END",
-        f"CASE WHEN {t} RLIKE {sql_string(_BASIC_DATE)} THEN CAST(try_to_timestamp({t}, 'yyyyMMdd') AS DATE) END",
+        _guarded_date(t, _ISO_DATE, "yyyy-MM-dd"),
+        _guarded_date(t, _BASIC_DATE, "yyyyMMdd"),
     ]
     options += [
         f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS DATE)" for f in formats.date_formats

@@ -57,7 +57,7 @@ class Observations:
         def read() -> None:
             try:
                 result.append(dict(obs.get))
-            except Exception as exc:  # recorded and re-raised below as an EngineError
+            except Exception as exc:  # noqa: BLE001 - re-raised below as an EngineError
                 errors.append(exc)
 
         # Observation.get blocks until the metrics arrive; a point no action executed would hang forever.

@@ -70,10 +70,14 @@ def evaluate_dataset_rules(
         elif rule.query:
             results[i] = _query_rule(spark, good, rule, links)
         else:
-            raise PlanError(f"dataset rule {rule.name!r} has neither an aggregate nor a query", yaml_path=rule.yaml_path)
+            raise PlanError(
+                f"dataset rule {rule.name!r} has neither an aggregate nor a query", yaml_path=rule.yaml_path
+            )
     if aggregates:
         exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
-        checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
+        checks = [
+            f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates
+        ]
         row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
         assert row is not None  # an aggregation without GROUP BY always yields one row
         for i, rule in aggregates:

@@ -110,7 +110,9 @@ def drop_internal(frame: DataFrame) -> DataFrame:
 
 def drop_hidden(frame: DataFrame) -> DataFrame:
     hidden = set(hidden_columns(frame))
-    return frame.select(*[F.col(quote_ident(c)) for c in frame.columns if c not in hidden]) if hidden else frame
+    return (
+        frame.select(*[F.col(quote_ident(c)) for c in frame.columns if c not in hidden]) if hidden else frame
+    )
 
 
 @dataclass
@@ -147,7 +149,10 @@ def enforce_schema(
     unknown = [
         c
         for c in frame.columns
-        if c not in model and c not in created and not is_internal(c) and not c.startswith("_lakelogic_")
+        if c not in model
+        and c not in created
+        and not is_internal(c)
+        and not c.startswith("_lakelogic_")
         and not c.startswith("_upstream")
     ]
     drift = SchemaDrift(
@@ -157,7 +162,9 @@ def enforce_schema(
         policy=step.unknown_fields,
     )
     requests = [
-        CastRequest(f.name, LogicalType("string") if step.cast_to_string else f.type, masked=f.masking is not None)
+        CastRequest(
+            f.name, LogicalType("string") if step.cast_to_string else f.type, masked=f.masking is not None
+        )
         for f in step.fields
         if f.name in present
     ]
@@ -165,7 +172,7 @@ def enforce_schema(
     out = outcome.frame
     # Absent, non-required model columns become typed NULLs now unless a post op creates them.
     additions = [
-        F.lit(None).cast(("STRING" if step.cast_to_string else f.type.spark_sql())).alias(f.name)
+        F.lit(None).cast("STRING" if step.cast_to_string else f.type.spark_sql()).alias(f.name)
         for f in step.fields
         if f.name in missing and f.name not in post_created
     ]
@@ -180,9 +187,7 @@ def enforce_schema(
 def unknown_fields_check(unknown: Sequence[str]) -> Check:
     any_present = " OR ".join(f"{quote_ident(c)} IS NOT NULL" for c in unknown)
     names = ", ".join(f"CASE WHEN {quote_ident(c)} IS NOT NULL THEN {sql_string(c)} END" for c in unknown)
-    message = (
-        f"concat('Rule failed: unknown_fields (', concat_ws(', ', array_compact(array({names}))), ')')"
-    )
+    message = f"concat('Rule failed: unknown_fields (', concat_ws(', ', array_compact(array({names}))), ')')"
     return Check(
         name="unknown_fields",
         category="schema",
@@ -205,7 +210,9 @@ def _type_changes(frame: DataFrame, fields: Sequence[FieldSpec]) -> list[dict[st
             continue
         if isinstance(source, NumericType) and spec.type.is_numeric:
             continue
-        changes.append({"column": spec.name, "source_type": source.simpleString(), "model_type": str(spec.type)})
+        changes.append(
+            {"column": spec.name, "source_type": source.simpleString(), "model_type": str(spec.type)}
+        )
     return changes
 
 
@@ -220,9 +227,13 @@ def recast_requests(frame: DataFrame, fields: Sequence[FieldSpec]) -> list[CastR
 
 
 def final_projection(
-    frame: DataFrame, fields: Sequence[FieldSpec], *, unknown_policy: str, unknown: Sequence[str],
+    frame: DataFrame,
+    fields: Sequence[FieldSpec],
+    *,
+    unknown_policy: str,
+    unknown: Sequence[str],
     cast_to_string: bool = False,
-) -> DataFrame:  # fmt: skip
+) -> DataFrame:
     """Step 10 ordering: model fields (missing ones as typed NULL), then pass-through columns."""
     present = set(frame.columns)
     model_cols = []

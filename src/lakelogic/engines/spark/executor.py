@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
@@ -28,8 +29,8 @@ from lakelogic.engines.spark import enforce as schema
 from lakelogic.engines.spark.casting import CastFormats
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.counting import Observations
-from lakelogic.engines.spark.extraction import apply_extraction
 from lakelogic.engines.spark.external import run_external_logic
+from lakelogic.engines.spark.extraction import apply_extraction
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
 from lakelogic.engines.spark.links import load_links
 from lakelogic.engines.spark.masking import mask_frame
@@ -42,8 +43,8 @@ from lakelogic.plan.steps import (
     AddLineage,
     CheckDataset,
     EnforceSchema,
-    Extract,
     ExternalLogic,
+    Extract,
     FinalProjection,
     LoadLink,
     Mask,
@@ -139,13 +140,11 @@ class PlanExecutor:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def evaluate(self, source: DataFrame | str | None) -> Evaluation:
+    def evaluate(self, source: DataFrame | str | Path | None) -> Evaluation:
         read_step: ReadSource | None = self._one(ReadSource)
         lineage: AddLineage | None = self._one(AddLineage)
         wants_path = lineage is not None and "source_path" in lineage.columns.values()
-        outcome: SourceOutcome = read_plan_source(
-            self.ctx, read_step, source, with_file_path=wants_path
-        )
+        outcome: SourceOutcome = read_plan_source(self.ctx, read_step, source, with_file_path=wants_path)
         ev = Evaluation(
             good=None,
             bad=None,
@@ -171,10 +170,13 @@ class PlanExecutor:
         external: ExternalLogic | None = self._one(ExternalLogic)
         if external is not None:
             frame = self._counted(
-                frame, "any", "external_logic",
-                lambda f: run_external_logic(self.ctx.spark, f, external, links=self.ctx.links,
-                                             contract=self.contract_dict),
-            )  # fmt: skip
+                frame,
+                "any",
+                "external_logic",
+                lambda f: run_external_logic(
+                    self.ctx.spark, f, external, links=self.ctx.links, contract=self.contract_dict
+                ),
+            )
         transforms: list[Transform] = self._steps(Transform)
         formats = self._formats()
         pre_checks: list[Check] = []
@@ -194,8 +196,13 @@ class PlanExecutor:
         frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
         checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
         evaluated = schema.drop_hidden(
-            evaluate_checks(frame, checks, observations=self.obs, label="pre_rules",
-                            include_reason=split.include_error_reason)  # fmt: skip
+            evaluate_checks(
+                frame,
+                checks,
+                observations=self.obs,
+                label="pre_rules",
+                include_reason=split.include_error_reason,
+            )
         )
         ev.checks["pre_rules"] = checks
         if self.persist is not None:
@@ -211,9 +218,12 @@ class PlanExecutor:
         final: FinalProjection | None = self._one(FinalProjection)
         if final is not None:
             good = schema.final_projection(
-                good, final.fields, unknown_policy=final.unknown_fields, unknown=enforced.unknown,
+                good,
+                final.fields,
+                unknown_policy=final.unknown_fields,
+                unknown=enforced.unknown,
                 cast_to_string=enforce_step.cast_to_string,
-            )  # fmt: skip
+            )
         bad = assemble_quarantine(
             QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad),
             run_id=self.ctx.run_id,
@@ -258,25 +268,33 @@ class PlanExecutor:
                 # Keep raw values of earlier cast ops alive through a select (their checks need them).
                 cols = [*step.params["columns"], *[c for c in pending if c not in step.params["columns"]]]
                 run_step = replace(step, params={**step.params, "columns": cols})
-            frame = self._counted(frame, step.row_effect, f"op{step.index}:{step.op}",
-                                  lambda f, s=run_step: _apply_transform(s, f, self.ctx))  # fmt: skip
+            frame = self._counted(
+                frame,
+                step.row_effect,
+                f"op{step.index}:{step.op}",
+                lambda f, s=run_step: _apply_transform(s, f, self.ctx),
+            )
             lost = [c for c in pending if c not in frame.columns]
             if lost:
                 raise PlanError(
-                    f"op {step.op!r} removes the raw values an earlier `cast` op needs for its failure checks",
+                    f"op {step.op!r} removes raw values that an earlier `cast` op needs for its checks",
                     yaml_path=step.yaml_path,
                     hint="move the cast after this op, or into the model types",
                 )
         return frame
 
-    def _cast_op(self, step: Transform, frame: DataFrame, checks: list[Check], formats: CastFormats) -> DataFrame:
+    def _cast_op(
+        self, step: Transform, frame: DataFrame, checks: list[Check], formats: CastFormats
+    ) -> DataFrame:
         columns: Mapping[str, str] = step.params.get("columns", {})
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise PlanError(f"cast names missing column(s) {', '.join(missing)}", yaml_path=step.yaml_path)
         masked = {f.name for f in self.plan.fields if f.masking}
         requests = [schema.CastRequest(c, schema.logical(t), masked=c in masked) for c, t in columns.items()]
-        outcome = schema.strict_cast_columns(frame, requests, phase=step.phase, formats=formats, tag=f"op{step.index}")
+        outcome = schema.strict_cast_columns(
+            frame, requests, phase=step.phase, formats=formats, tag=f"op{step.index}"
+        )
         checks.extend(outcome.checks)
         return outcome.frame
 
@@ -301,8 +319,13 @@ class PlanExecutor:
         if not checks:
             return schema.drop_hidden(recast.frame), None
         evaluated = schema.drop_hidden(
-            evaluate_checks(recast.frame, checks, observations=self.obs, label="post_rules",
-                            include_reason=split.include_error_reason)  # fmt: skip
+            evaluate_checks(
+                recast.frame,
+                checks,
+                observations=self.obs,
+                label="post_rules",
+                include_reason=split.include_error_reason,
+            )
         )
         ev.checks["post_rules"] = checks
         post_good = evaluated.where(is_good_sql()).drop("_lakelogic_errors", "_lakelogic_categories")
@@ -317,9 +340,11 @@ class PlanExecutor:
             bad = mask_frame(bad, mask.fields, warnings=self.ctx.warnings)
         if lineage is not None:
             values = lineage_values(
-                lineage, run_id=self.ctx.run_id, pipeline_run_id=self.ctx.pipeline_run_id,
+                lineage,
+                run_id=self.ctx.run_id,
+                pipeline_run_id=self.ctx.pipeline_run_id,
                 processed_at=self.ctx.as_of,
-            )  # fmt: skip
+            )
             good, bad = add_lineage(good, values), add_lineage(bad, values)
         return schema.drop_internal(good), schema.drop_internal(bad)
 

@@ -62,7 +62,9 @@ def run_external_logic(
     if step.type != "python":
         raise UnsupportedError(f"external_logic type {step.type!r} is not supported on the Spark engine yet")
     if step.engine.lower() != "spark":
-        raise ExternalLogicError(f"external_logic is written for engine {step.engine!r}, but this run uses spark")
+        raise ExternalLogicError(
+            f"external_logic is written for engine {step.engine!r}, but this run uses spark"
+        )
     func = load_entrypoint(step)
     kwargs: dict[str, Any] = {"links": dict(links), "engine": "spark", **dict(step.args)}
     if contract is not None and _accepts_contract(func):
@@ -70,7 +72,9 @@ def run_external_logic(
     try:
         result = func(frame, **kwargs)
     except Exception as exc:  # user code failed: recorded in the report with its traceback
-        raise ExternalLogicError(f"external_logic {step.entrypoint}() raised {type(exc).__name__}: {exc}") from exc
+        raise ExternalLogicError(
+            f"external_logic {step.entrypoint}() raised {type(exc).__name__}: {exc}"
+        ) from exc
     if step.handles_output:
         return _read_back(spark, step)
     return to_spark_frame(spark, result)
@@ -78,7 +82,9 @@ def run_external_logic(
 
 def to_spark_frame(spark: SparkSession, result: Any) -> DataFrame:
     if result is None:
-        raise ExternalLogicError("external_logic returned None; it must return a frame (handles_output: false)")
+        raise ExternalLogicError(
+            "external_logic returned None; it must return a frame (handles_output: false)"
+        )
     if isinstance(result, DataFrame):
         return result
     module = type(result).__module__

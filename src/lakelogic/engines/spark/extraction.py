@@ -34,7 +34,9 @@ def apply_extraction(frame: DataFrame, step: Extract) -> DataFrame:
         try:
             groups = re.compile(pattern).groups
         except re.error as exc:
-            raise PlanError(f"invalid regex for {column!r}: {exc}", yaml_path=f"{step.yaml_path}.patterns") from exc
+            raise PlanError(
+                f"invalid regex for {column!r}: {exc}", yaml_path=f"{step.yaml_path}.patterns"
+            ) from exc
         outputs[column] = F.when(text.rlike(pattern), F.regexp_extract(text, pattern, 1 if groups else 0))
     # A same-named column is replaced in place; new ones are appended.
     kept = [outputs.pop(c).alias(c) if c in outputs else F.col(quote_ident(c)) for c in frame.columns]

@@ -13,9 +13,9 @@ from datetime import datetime
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import AddLineage, PreserveUpstream
+from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 
 
 def preserve_upstream(frame: DataFrame, step: PreserveUpstream, warnings: list[str]) -> DataFrame:

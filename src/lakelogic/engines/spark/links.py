@@ -45,14 +45,18 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
     except (PlanError, SourceError):
         raise
     except Exception as exc:  # converted: the report names the link and path, not a JVM trace
-        raise SourceError(f"link {step.name!r} could not be read from {step.path or step.table}: {exc}") from exc
+        raise SourceError(
+            f"link {step.name!r} could not be read from {step.path or step.table}: {exc}"
+        ) from exc
     if step.filter:
         frame = frame.where(step.filter)
     if step.columns:
         missing = [c for c in step.columns if c not in frame.columns]
         if missing:
-            raise PlanError(f"link {step.name!r}: unknown column(s) {', '.join(missing)}",
-                            yaml_path=f"{step.yaml_path}.columns")  # fmt: skip
+            raise PlanError(
+                f"link {step.name!r}: unknown column(s) {', '.join(missing)}",
+                yaml_path=f"{step.yaml_path}.columns",
+            )
         frame = frame.select(*[F.col(quote_ident(c)) for c in step.columns])
     if step.query:
         view = f"__ll_link_{step.name}_{id(frame)}"

@@ -16,7 +16,7 @@ def noop_action(frame: DataFrame) -> None:
 
 
 class StagedOutput:
-    """``<path>.__lakelogic_staging_<run_id>`` written by :meth:`write`, renamed to ``path`` by :meth:`commit`."""
+    """Staged in ``<path>.__lakelogic_staging_<run>`` (:meth:`write`), moved to ``path`` (:meth:`commit`)."""
 
     def __init__(self, spark: SparkSession, path: str, run_id: str) -> None:
         self.spark = spark

@@ -17,7 +17,9 @@ from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import ReferenceProbe
 
 
-def attach_probes(frame: DataFrame, probes: Sequence[ReferenceProbe], links: Mapping[str, DataFrame]) -> DataFrame:
+def attach_probes(
+    frame: DataFrame, probes: Sequence[ReferenceProbe], links: Mapping[str, DataFrame]
+) -> DataFrame:
     """Add one boolean column per distinct probe (``probe.column``)."""
     seen: set[str] = set()
     for probe in probes:
@@ -40,7 +42,9 @@ def _key_aliases(probe: ReferenceProbe) -> list[str]:
 
 def _join_condition(probe: ReferenceProbe, aliases: list[str]) -> Column:
     if len(probe.key) != len(probe.frame_expr):
-        raise PlanError(f"probe {probe.column}: {len(probe.key)} key column(s) but {len(probe.frame_expr)} value(s)")
+        raise PlanError(
+            f"probe {probe.column}: {len(probe.key)} key column(s) but {len(probe.frame_expr)} value(s)"
+        )
     cond: Column | None = None
     for expr, alias in zip(probe.frame_expr, aliases, strict=True):
         part = F.expr(expr) == F.col(alias)
@@ -67,13 +71,12 @@ def _window_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) -> D
     windows = f"__ll_win_{probe.column}"
     start = F.col(quote_ident(probe.window_start or ""))
     end = F.col(quote_ident(probe.window_end)) if probe.window_end else F.lit(None)
-    summary = link.groupBy(*[F.col(quote_ident(k)).alias(a) for k, a in zip(probe.key, aliases, strict=True)]).agg(
-        F.collect_list(F.struct(start.alias("s"), end.alias("e"))).alias(windows)
-    )
+    summary = link.groupBy(
+        *[F.col(quote_ident(k)).alias(a) for k, a in zip(probe.key, aliases, strict=True)]
+    ).agg(F.collect_list(F.struct(start.alias("s"), end.alias("e"))).alias(windows))
     joined = frame.join(F.broadcast(summary), _join_condition(probe, aliases), "left")
     value = probe.window_value_expr or (probe.frame_expr[0] if probe.frame_expr else "NULL")
     end_default = probe.window_end_default or "NULL"
-    test = (
-        f"coalesce(exists({windows}, w -> w.s <= ({value}) AND ({value}) <= coalesce(w.e, {end_default})), false)"
-    )
+    inside = f"w.s <= ({value}) AND ({value}) <= coalesce(w.e, {end_default})"
+    test = f"coalesce(exists({windows}, w -> {inside}), false)"
     return joined.withColumn(probe.column, F.expr(test)).drop(windows, *aliases)

@@ -75,7 +75,11 @@ def assemble_quarantine(
     bad = frames[0]
     for other in frames[1:]:
         bad = bad.unionByName(other, allowMissingColumns=True)
-    data = [c for c in bad.columns if c not in (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)]
+    data = [
+        c
+        for c in bad.columns
+        if c not in (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)
+    ]
     return bad.select(
         *[F.col(quote_ident(c)) for c in data],
         F.col(ERRORS_COLUMN),

@@ -13,7 +13,9 @@ def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
     report.contract = plan.contract_name
     report.title = plan.title
     report.table_name = plan.table_name
-    report.dataset = getattr(contract, "dataset", None) if isinstance(getattr(contract, "dataset", None), str) else None
+    report.dataset = (
+        getattr(contract, "dataset", None) if isinstance(getattr(contract, "dataset", None), str) else None
+    )
     report.contract_version = plan.version
     report.layer = plan.layer
     report.domain = plan.domain
@@ -45,9 +47,14 @@ def rule_results(ev: Evaluation, plan: Any) -> list[RuleResult]:
     results: dict[str, RuleResult] = {}
     if ev.malformed_label is not None:
         results[MALFORMED_RULE] = RuleResult(
-            name=MALFORMED_RULE, category="schema", severity="error", phase="pre", origin="schema",
-            sql="record parses", failed=obs.rows(ev.malformed_label),
-        )  # fmt: skip
+            name=MALFORMED_RULE,
+            category="schema",
+            severity="error",
+            phase="pre",
+            origin="schema",
+            sql="record parses",
+            failed=obs.rows(ev.malformed_label),
+        )
     for label, checks in ev.checks.items():
         values = obs.collect_one(label)
         for i, check in enumerate(checks):
@@ -56,13 +63,23 @@ def rule_results(ev: Evaluation, plan: Any) -> list[RuleResult]:
                 results[check.name].failed += failed
                 continue
             results[check.name] = RuleResult(
-                name=check.name, category=check.category.lower(), severity=str(check.severity),
-                phase=str(check.phase), origin=check.origin, sql=check.sql, failed=failed,
-            )  # fmt: skip
+                name=check.name,
+                category=check.category.lower(),
+                severity=str(check.severity),
+                phase=str(check.phase),
+                origin=check.origin,
+                sql=check.sql,
+                failed=failed,
+            )
     for rule in getattr(plan, "row_rules", ()):
         if rule.name not in results:  # declared but never evaluated (e.g. no rows reached the phase)
             results[rule.name] = RuleResult(
-                name=rule.name, category=rule.category, severity=str(rule.severity), phase=str(rule.phase),
-                origin=rule.origin, sql=rule.message_detail, failed=0,
-            )  # fmt: skip
+                name=rule.name,
+                category=rule.category,
+                severity=str(rule.severity),
+                phase=str(rule.phase),
+                origin=rule.origin,
+                sql=rule.message_detail,
+                failed=0,
+            )
     return list(results.values())

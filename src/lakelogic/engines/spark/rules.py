@@ -69,11 +69,11 @@ def evaluate_checks(
 ) -> DataFrame:
     """Add the error/category arrays for ``checks`` (observation ``label`` gets ``c<i>`` fail counts)."""
     flags = [f"{HIDDEN_PREFIX}f{i}" for i in range(len(checks))]
-    flagged = frame.select("*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)])
-    # Observed on the flag projection: counts come from the scan that evaluates the rules.
-    flagged = observations.observe(
-        flagged, label, {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)}
+    flagged = frame.select(
+        "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)]
     )
+    # Observed on the flag projection: counts come from the scan that evaluates the rules.
+    flagged = observations.observe(flagged, label, {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)})
     messages: list[str] = []
     categories: list[str] = []
     for check, flag in zip(checks, flags, strict=True):
@@ -82,8 +82,11 @@ def evaluate_checks(
         messages.append(f"CASE WHEN {flag} THEN {message_for(check, include_reason=include_reason)} END")
         categories.append(f"CASE WHEN {flag} THEN {sql_string(check.category.lower())} END")
     keep = [F.col(quote_ident(c)) for c in frame.columns]
-    return flagged.select(*keep, F.expr(_array_sql(messages)).alias(ERRORS_COLUMN),
-                          F.expr(_array_sql(categories)).alias(CATEGORIES_COLUMN))  # fmt: skip
+    return flagged.select(
+        *keep,
+        F.expr(_array_sql(messages)).alias(ERRORS_COLUMN),
+        F.expr(_array_sql(categories)).alias(CATEGORIES_COLUMN),
+    )
 
 
 def _array_sql(items: list[str]) -> str:

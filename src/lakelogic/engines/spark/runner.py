@@ -129,8 +129,8 @@ def run_contract(
             out.discard()
         user = _user_error(exc)
         report.error = ErrorBlock(
-            type=(user or exc).error_type if isinstance(user or exc, LakeLogicError) else "internal",
-            message=str(user or exc),
+            type=user.error_type if user is not None else "internal",
+            message=str(user) if user is not None else f"{type(exc).__name__}: {exc}",
             step=progress.step,
             traceback="".join(traceback.format_exception(exc)),
         )
@@ -175,11 +175,10 @@ def _run(
     outcome.evaluation = ev
     report.source = ev.source_info
     report.schema_drift = ev.drift
-    if ev.no_input:
+    if ev.good is None or ev.bad is None:
         _empty(report, ev, ctx)
         return
     outcome.good, outcome.bad = ev.good, ev.bad
-    assert ev.good is not None and ev.bad is not None
     # The two actions: each frame is consumed once; observations fill every count meanwhile.
     if request.output_good:
         out = StagedOutput(spark, request.output_good, request.run_id)
@@ -237,17 +236,21 @@ def _empty(report: RunReport, ev: Evaluation, ctx: SparkRunContext) -> None:
         report.status = RunStatus.NO_NEW_DATA
         ev.release()
         return
-    raise EmptySourceError("the source has no rows", hint="set source.empty_behavior: skip to allow empty loads")
+    raise EmptySourceError(
+        "the source has no rows", hint="set source.empty_behavior: skip to allow empty loads"
+    )
 
 
 def _gates(report: RunReport, ev: Evaluation) -> None:
     quarantined = report.counts.quarantined
     if not ev.quarantine_enabled and quarantined > 0:
         raise QuarantineHalt(
-            f"{quarantined} row(s) failed error-severity rules and quarantine is disabled; nothing was written"
+            f"{quarantined} row(s) failed error-severity rules and quarantine is disabled; nothing written"
         )
     if ev.fail_on_quarantine and quarantined > 0:
-        raise QuarantineHalt(f"{quarantined} row(s) were quarantined and quarantine.fail_on_quarantine is set")
+        raise QuarantineHalt(
+            f"{quarantined} row(s) were quarantined and quarantine.fail_on_quarantine is set"
+        )
     if ev.dataset is not None and ev.dataset.fail_pipeline_on_dataset_error:
         failed = failed_error_rules(report.dataset_rules)
         if failed:
@@ -258,10 +261,13 @@ def _gates(report: RunReport, ev: Evaluation) -> None:
 def _materialize(
     spark: SparkSession, contract: Any, plan: Any, ev: Evaluation, report: RunReport, request: RunRequest
 ) -> Any:
+    assert ev.good is not None and ev.bad is not None
     try:
         from lakelogic.tables.materialize import materialize_run
     except ImportError as exc:
-        raise UnsupportedError("materialization is provided by lakelogic.tables, which is not installed") from exc
+        raise UnsupportedError(
+            "materialization is provided by lakelogic.tables, which is not installed"
+        ) from exc
     return materialize_run(
         spark,
         contract=contract,

@@ -25,7 +25,11 @@ class SourceOutcome:
 
 
 def read_plan_source(
-    ctx: SparkRunContext, step: ReadSource | None, source: DataFrame | str | Path | None, *, with_file_path: bool
+    ctx: SparkRunContext,
+    step: ReadSource | None,
+    source: DataFrame | str | Path | None,
+    *,
+    with_file_path: bool,
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
     if isinstance(source, DataFrame):

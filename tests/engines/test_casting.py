@@ -1,0 +1,124 @@
+"""Strict casting (SEMANTICS §5.3): each source/target pair as Spark SQL, failures vs blanks vs values."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from lakelogic.types import parse_type
+
+pytestmark = pytest.mark.spark
+
+FAIL = object()
+
+# (target type, raw text, expected value or FAIL); blanks are NULL without failure.
+TEXT_CASES: list[tuple[str, str | None, Any]] = [
+    ("int", "3", 3),
+    ("int", " -4 ", -4),
+    ("int", "3.0", 3),
+    ("int", "+7", 7),
+    ("int", "3.5", FAIL),
+    ("int", "abc", FAIL),
+    ("int", "2147483648", FAIL),
+    ("int", "", None),
+    ("int", "   ", None),
+    ("int", None, None),
+    ("bigint", "9223372036854775807", 9223372036854775807),
+    ("bigint", "9223372036854775808", FAIL),
+    ("double", "1.5", 1.5),
+    ("double", "x", FAIL),
+    ("double", "1e3", 1000.0),
+    ("decimal(5,2)", "12.34", 12.34),
+    ("decimal(5,2)", "12345.6", FAIL),
+    ("boolean", "Yes", True),
+    ("boolean", "f", False),
+    ("boolean", "0", False),
+    ("boolean", "maybe", FAIL),
+    ("date", "2024-01-05", dt.date(2024, 1, 5)),
+    ("date", "20240105", dt.date(2024, 1, 5)),
+    ("date", "2024-02-30", FAIL),
+    ("date", "05/01/2024", FAIL),
+    ("timestamp", "2024-01-01T10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
+    ("timestamp", "2024-01-01 10:00:00.5+01:00", dt.datetime(2024, 1, 1, 9, 0, 0, 500000)),
+    ("timestamp", "garbage", FAIL),
+    ("array<int>", "[1,2]", [1, 2]),
+    ("array<int>", '[1,"x"]', FAIL),
+    ("array<int>", "nope", FAIL),
+    ("json", '{"a":1}', '{"a":1}'),
+    ("json", "{bad", FAIL),
+    ("string", "  kept  ", "  kept  "),
+]
+
+
+def _evaluate(spark: Any, cases: list[tuple[str, Any, Any]], source_type: Any) -> list[tuple[Any, bool]]:
+    from pyspark.sql.types import StructField, StructType
+
+    from lakelogic.engines.spark.casting import cast_failed_sql, strict_cast_sql
+
+    frame = spark.createDataFrame([(v,) for _, v, _ in cases], StructType([StructField("x", source_type)]))
+    exprs = []
+    for i, (target, _, _) in enumerate(cases):
+        t = parse_type(target)
+        value = strict_cast_sql("x", source_type, t)
+        exprs.append(
+            f"named_struct('v', {value}, 'failed', {cast_failed_sql('x', value, source_type, t)}) AS c{i}"
+        )
+    rows = frame.selectExpr(*exprs).collect()
+    # Row i holds the input of case i; read case i's own column.
+    return [(rows[i][f"c{i}"]["v"], bool(rows[i][f"c{i}"]["failed"])) for i in range(len(cases))]
+
+
+def test_text_sources_cast_strictly(spark: Any) -> None:
+    from pyspark.sql.types import StringType
+
+    spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
+    results = _evaluate(spark, TEXT_CASES, StringType())
+    for (target, raw, expected), (value, failed) in zip(TEXT_CASES, results, strict=True):
+        if expected is FAIL:
+            assert failed and value is None, f"{raw!r} -> {target} should fail, got {value!r}"
+        else:
+            assert not failed, f"{raw!r} -> {target} failed unexpectedly"
+            if isinstance(expected, float):
+                assert float(value) == pytest.approx(expected)
+            else:
+                assert value == expected, f"{raw!r} -> {target}: {value!r} != {expected!r}"
+
+
+def test_numeric_sources_reject_fractions_and_overflow(spark: Any) -> None:
+    from pyspark.sql.types import DoubleType, LongType
+
+    doubles = [
+        ("int", 3.0, 3),
+        ("int", 3.5, FAIL),
+        ("int", float("nan"), FAIL),
+        ("float", 1e300, FAIL),
+        ("boolean", 1.0, True),
+        ("string", 1.5, "1.5"),
+        ("date", 1.0, FAIL),
+    ]
+    for (target, raw, expected), (value, failed) in zip(
+        doubles, _evaluate(spark, doubles, DoubleType()), strict=True
+    ):
+        assert failed == (expected is FAIL), (target, raw, value)
+        if expected is not FAIL:
+            assert value == expected
+    longs = [("int", 2**40, FAIL), ("int", 12, 12), ("string", 12, "12")]
+    for (target, raw, expected), (value, failed) in zip(
+        longs, _evaluate(spark, longs, LongType()), strict=True
+    ):
+        assert failed == (expected is FAIL), (target, raw, value)
+
+
+def test_failure_message_shows_raw_value_as_json(spark: Any) -> None:
+    from lakelogic.engines.spark.casting import cast_failure_message_sql
+
+    msg = spark.sql(
+        f"SELECT {cast_failure_message_sql('amount', 'x', parse_type('double'))} AS m FROM "
+        "VALUES ('1,5\"') AS t(x)"
+    ).first()["m"]
+    assert msg == 'Rule failed: amount_type (cannot cast "1,5\\"" to double)'
+    masked_sql = cast_failure_message_sql("ssn", "x", parse_type("int"), masked=True)
+    masked = spark.sql(f"SELECT {masked_sql} AS m FROM VALUES ('12a') t(x)").first()["m"]
+    assert masked == "Rule failed: ssn_type (cannot cast *** to integer)"

@@ -1,0 +1,98 @@
+"""Masking (SEMANTICS §5.4) on good and quarantined rows, and lineage columns (§14)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from typing import Any
+
+import pytest
+
+from tests.engines.helpers import contract, rows_of, run
+
+pytestmark = pytest.mark.spark
+
+KEY = base64.b64encode(bytes(range(32))).decode()
+
+
+def test_masking_strategies(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKELOGIC_PII_SALT", "pepper")
+    monkeypatch.setenv("LAKELOGIC_PII_KEY", KEY)
+    fields = [
+        {"name": "id", "type": "integer"},
+        {"name": "email", "type": "string", "masking": "partial"},
+        {"name": "phone", "type": "string", "masking": "partial"},
+        {"name": "ssn", "type": "string", "masking": "hash"},
+        {"name": "note", "type": "string", "masking": "redact"},
+        {"name": "age", "type": "integer", "masking": "nullify"},
+        {"name": "card", "type": "string", "masking": "encrypt"},
+    ]
+    doc = contract(fields, quality={"row_rules": [{"name": "id_small", "sql": "id < 2"}]})
+    rows = [
+        {
+            "id": 1,
+            "email": "alice@example.com",
+            "phone": "+1 555 123 4567",
+            "ssn": "123-45-6789",
+            "note": "secret",
+            "age": 40,
+            "card": "4111",
+        },
+        {"id": 2, "email": "bob@x.org", "phone": None, "ssn": "999", "note": None, "age": 3, "card": "1"},
+    ]
+    result = run(spark, doc, rows)
+    good, bad = result
+    g = good.collect()[0]
+    assert g["email"] == "a***@example.com"
+    assert g["phone"] == "***-***-4567"
+    assert g["ssn"] == hashlib.sha256(b"pepper123-45-6789").hexdigest()
+    assert g["note"] == "***REDACTED***"
+    assert g["age"] is None
+    assert g["card"].startswith("enc:")
+    raw = base64.urlsafe_b64decode(g["card"][4:])
+    cipher = base64.b64encode(raw).decode()
+    decrypted = spark.sql(
+        f"SELECT CAST(aes_decrypt(unbase64('{cipher}'), unbase64('{KEY}'), 'GCM') AS STRING) d"
+    ).first()["d"]
+    assert decrypted == "4111"
+    b = bad.collect()[0]  # quarantined rows are masked too
+    assert b["email"] == "b***@x.org" and b["phone"] is None and b["note"] is None
+    assert b["ssn"] == hashlib.sha256(b"pepper999").hexdigest()
+
+
+def test_encrypt_without_key_fails_before_writing(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAKELOGIC_PII_KEY", raising=False)
+    doc = contract([{"name": "card", "type": "string", "masking": "encrypt"}])
+    result = run(spark, doc, [{"card": "4111"}])
+    assert result.report.status == "failed"
+    assert result.report.error is not None and "LAKELOGIC_PII_KEY" in result.report.error.message
+
+
+def test_lineage_columns_on_good_and_bad(spark: Any) -> None:
+    fields = [{"name": "id", "type": "integer"}]
+    doc = contract(
+        fields,
+        info={"title": "Lin", "table_name": "lin", "version": "2.1.0", "domain": "sales"},
+        lineage={"enabled": True, "created_by_override": "tester"},
+        quality={"row_rules": [{"name": "small", "sql": "id < 2"}]},
+    )
+    result = run(spark, doc, [{"id": 1}, {"id": 2}], pipeline_run_id=None)
+    good, bad = result
+    row = good.collect()[0]
+    assert row["_lakelogic_run_id"] == result.report.run_id
+    assert row["_lakelogic_contract_name"] == "lin (v2.1.0)"
+    assert row["_lakelogic_domain"] == "sales"
+    assert row["_lakelogic_created_by"] == "tester"
+    assert row["_lakelogic_source"] is None  # in-memory input
+    assert row["_lakelogic_processed_at"] is not None
+    assert rows_of(bad, "_lakelogic_contract_name") == [("lin (v2.1.0)",)]
+    assert "_lakelogic_source_file" not in good.columns
+
+
+def test_hash_keeps_existing_digest(spark: Any) -> None:
+    digest = hashlib.sha256(b"x").hexdigest()
+    os.environ.pop("LAKELOGIC_PII_SALT", None)
+    result = run(spark, contract([{"name": "h", "type": "string", "masking": "hash"}]), [{"h": digest}])
+    assert rows_of(result.good, "h") == [(digest,)]
+    assert any("LAKELOGIC_PII_SALT" in w for w in result.report.warnings)

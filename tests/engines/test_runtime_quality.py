@@ -1,0 +1,171 @@
+"""Row rules, severities, schema policies, status and gates of a run (SEMANTICS §7.1, §10, §11, §12, §22)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.engines.helpers import contract, rows_of, run
+
+pytestmark = pytest.mark.spark
+
+FIELDS = [
+    {"name": "id", "type": "integer", "required": True},
+    {"name": "amount", "type": "double"},
+    {"name": "code", "type": "string"},
+]
+
+
+def test_rules_attribute_every_failure_and_warnings_keep_rows(spark: Any) -> None:
+    doc = contract(
+        FIELDS,
+        quality={
+            "row_rules": [
+                {"name": "amount_positive", "sql": "amount > 0"},
+                {"name": "code_short", "sql": "length(code) <= 2"},
+                {"name": "code_upper", "sql": "code = upper(code)", "severity": "warning"},
+            ]
+        },
+    )
+    rows = [
+        {"id": 1, "amount": 5.0, "code": "AB"},
+        {"id": 2, "amount": -1.0, "code": "ABC"},
+        {"id": 3, "amount": 2.0, "code": "ab"},
+        {"id": 4, "amount": None, "code": "A"},
+    ]
+    result = run(spark, doc, rows)
+    report = result.report
+    assert report.status == "succeeded"
+    good, bad = result
+    assert [r[0] for r in rows_of(good, "id")] == [1, 3]  # the warning failure (3) stays good
+    errors = dict(rows_of(bad, "id", "_lakelogic_errors"))
+    assert errors[2] == [
+        "Rule failed: amount_positive (amount > 0)",
+        "Rule failed: code_short (length(code) <= 2)",
+    ]
+    assert errors[4] == ["Rule failed: amount_positive (amount > 0)"]  # NULL fails
+    assert dict(rows_of(bad, "id", "_lakelogic_categories"))[2] == ["correctness", "correctness"]
+    failed = {r.name: r.failed for r in report.rules}
+    assert failed["amount_positive"] == 2 and failed["code_short"] == 1 and failed["code_upper"] == 1
+    assert (report.counts.source, report.counts.good, report.counts.quarantined) == (4, 2, 2)
+    assert bad.columns[-4:] == [
+        "_lakelogic_errors",
+        "_lakelogic_categories",
+        "_lakelogic_run_id",
+        "_lakelogic_quarantined_at",
+    ]
+    assert {r[0] for r in rows_of(bad, "_lakelogic_run_id")} == {report.run_id}
+
+
+def test_cast_failures_quarantine_with_schema_category(spark: Any) -> None:
+    rows = [("1", "2.5", "x"), ("2", "abc", "y"), ("zz", "1", "z"), ("3", " ", "w")]
+    result = run(spark, contract(FIELDS), rows, "id string, amount string, code string")
+    good, bad = result
+    assert rows_of(good, "id", "amount") == [(1, 2.5), (3, None)]  # blank text is NULL, not a failure
+    errors = {tuple(r[1]) for r in rows_of(bad, "code", "_lakelogic_errors")}
+    assert ('Rule failed: amount_type (cannot cast "abc" to double)',) in errors
+    assert any(e[0] == 'Rule failed: id_type (cannot cast "zz" to integer)' for e in errors)
+    failed = {r.name: (r.failed, r.category, r.origin) for r in result.report.rules}
+    assert failed["amount_type"] == (1, "schema", "schema")
+    # The required rule sees the failed cast as NULL: both reasons are carried.
+    assert failed["id_required"][0] == 1
+    assert good.schema["id"].dataType.simpleString() == "int"
+
+
+def test_include_error_reason_false_shortens_messages(spark: Any) -> None:
+    doc = contract(
+        FIELDS,
+        quality={"row_rules": [{"name": "amount_positive", "sql": "amount > 0"}]},
+        quarantine={"include_error_reason": False},
+    )
+    _, bad = run(spark, doc, [{"id": 1, "amount": -1.0, "code": "a"}])
+    assert rows_of(bad, "_lakelogic_errors") == [(["Rule failed: amount_positive"],)]
+
+
+@pytest.mark.parametrize("policy", ["allow", "drop", "quarantine"])
+def test_unknown_fields_policies(spark: Any, policy: str) -> None:
+    doc = contract(FIELDS, schema_policy={"unknown_fields": policy})
+    rows = [{"id": 1, "amount": 1.0, "code": "a", "extra": "e"}, {"id": 2, "amount": 1.0, "code": "b"}]
+    result = run(spark, doc, rows)
+    good, bad = result
+    assert result.report.schema_drift.unknown_fields == ["extra"]
+    if policy == "allow":
+        assert good.columns == ["id", "amount", "code", "extra"]
+        assert result.report.counts.good == 2
+    elif policy == "drop":
+        assert good.columns == ["id", "amount", "code"]
+        assert result.report.counts.good == 2
+    else:
+        assert good.columns == ["id", "amount", "code"]
+        assert rows_of(good, "id") == [(2,)]
+        assert rows_of(bad, "_lakelogic_errors") == [(["Rule failed: unknown_fields (extra)"],)]
+
+
+def test_missing_required_column_fails_the_run_and_absent_optional_is_null(spark: Any) -> None:
+    result = run(spark, contract(FIELDS), [{"amount": 1.0}])
+    assert result.report.status == "failed"
+    assert result.report.error is not None and result.report.error.type == "missing_required_column"
+    assert "id" in result.report.error.message
+    ok = run(spark, contract(FIELDS), [{"id": 1}])
+    good, _ = ok
+    assert ok.report.status == "succeeded"
+    assert ok.report.schema_drift.missing_fields == ["amount", "code"]
+    assert rows_of(good, "id", "amount", "code") == [(1, None, None)]
+    assert good.schema["amount"].dataType.simpleString() == "double"
+
+
+def test_dataset_rules_partial_status_and_halt(spark: Any) -> None:
+    rules = {
+        "dataset_rules": [
+            {"unique": "id"},
+            {"null_ratio": {"field": "code", "max": 0.9}},
+            {"row_count_between": {"min": 1, "max": 2}, "severity": "warning"},
+        ]
+    }
+    rows = [{"id": 1, "code": "a"}, {"id": 1, "code": None}, {"id": 2, "code": "c"}]
+    result = run(spark, contract(FIELDS, quality=rules), rows)
+    assert result.report.status == "partial"
+    by_name = {r.generated_name: r for r in result.report.dataset_rules}
+    assert by_name["id_unique"].passed is False and by_name["id_unique"].observed == 1
+    assert by_name["code_null_ratio"].passed is True
+    assert by_name["row_count_between"].passed is False and by_name["row_count_between"].severity == "warning"
+    assert result.report.counts.quarantined == 0  # dataset rules never quarantine
+
+    halting = contract(FIELDS, quality={**rules, "fail_pipeline_on_dataset_error": True})
+    halted = run(spark, halting, rows)
+    assert halted.report.status == "failed" and halted.report.error is not None
+    assert halted.report.error.type == "dataset_rule_halt"
+
+
+def test_all_rows_quarantined_is_partial_and_disabled_quarantine_fails(spark: Any) -> None:
+    rules = {"row_rules": [{"name": "never", "sql": "amount > 100"}]}
+    rows = [{"id": 1, "amount": 1.0}]
+    assert run(spark, contract(FIELDS, quality=rules), rows).report.status == "partial"
+    disabled = run(spark, contract(FIELDS, quality=rules, quarantine={"enabled": False}), rows)
+    assert disabled.report.status == "failed" and disabled.report.error is not None
+    assert disabled.report.error.type == "quarantine_halt"
+    fail_on = run(spark, contract(FIELDS, quality=rules, quarantine={"fail_on_quarantine": True}), rows)
+    assert fail_on.report.error is not None and fail_on.report.error.type == "quarantine_halt"
+
+
+def test_counts_reconcile_with_filter_dedup_and_explode(spark: Any) -> None:
+    doc = contract(
+        [{"name": "id", "type": "integer"}, {"name": "tag", "type": "string"}],
+        transformations=[
+            {"filter": {"sql": "id < 10"}},
+            {"deduplicate": {"on": ["id"]}},
+            {"explode": {"field": "tags", "output": "tag"}},
+        ],
+        quality={"row_rules": [{"name": "tag_not_b", "sql": "tag <> 'b'"}]},
+    )
+    rows = [
+        {"id": 1, "tags": ["a", "b"]},
+        {"id": 1, "tags": ["a", "b"]},
+        {"id": 2, "tags": ["c"]},
+        {"id": 50, "tags": ["z"]},
+    ]
+    report = run(spark, doc, rows).report
+    c = report.counts
+    assert (c.source, c.filtered, c.deduplicated, c.expanded, c.good, c.quarantined) == (4, 2, 1, 1, 2, 1)
+    assert c.reconciles()

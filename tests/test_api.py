@@ -1,0 +1,63 @@
+"""The public API: DataProcessor / RunResult behaviour independent of any particular rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelogic import DataProcessor, RunResult
+from lakelogic.errors import ContractError
+
+DOC = {"version": "1.0.0", "info": {"title": "Api"}, "model": {"fields": [{"name": "id", "type": "integer"}]}}
+
+
+def test_invalid_contract_raises_at_construction() -> None:
+    with pytest.raises(ContractError):
+        DataProcessor(
+            {
+                "version": "1.0.0",
+                "info": {"title": "x"},
+                "model": {"fields": [{"name": "a", "type": "strng"}]},
+            }
+        )
+
+
+def test_run_result_unpacks() -> None:
+    from lakelogic.report import RunReport
+
+    result = RunResult("g", "b", RunReport(run_id="r", contract="c"))  # type: ignore[arg-type]
+    good, bad = result
+    assert (good, bad) == ("g", "b")
+
+
+@pytest.mark.spark
+def test_run_returns_report_and_frames(spark: Any) -> None:
+    frame = spark.createDataFrame([(1,), (2,)], "id int")
+    result = DataProcessor(DOC, spark=spark).run(frame, run_id="fixed-run", pipeline_run_id="pipe-1")
+    assert result.report.run_id == "fixed-run" and result.report.pipeline_run_id == "pipe-1"
+    assert result.report.contract == "api" and result.report.status == "succeeded"
+    assert result.report.finished_at is not None and result.report.duration_seconds is not None
+    assert result.good is not None and result.good.count() == 2
+    assert result.report.to_json_dict()["counts"]["quarantine_ratio"] == 0.0
+
+
+@pytest.mark.spark
+def test_user_errors_become_failed_reports(spark: Any, tmp_path: Path) -> None:
+    missing = DataProcessor(DOC, spark=spark).run(str(tmp_path / "nope.parquet"))
+    assert missing.report.status == "failed"
+    assert missing.report.error is not None and missing.report.error.type == "source"
+    assert missing.report.error.step == "read" and missing.report.error.traceback
+
+
+@pytest.mark.spark
+def test_bad_rule_sql_is_reported_not_raised(spark: Any) -> None:
+    doc = {**DOC, "quality": {"row_rules": [{"name": "r", "sql": "no_such_column > 1"}]}}
+    try:
+        result = DataProcessor(doc, spark=spark).run(spark.createDataFrame([(1,)], "id int"))
+    except Exception as exc:  # noqa: BLE001 - the compiler may reject the unknown column first
+        assert "no_such_column" in str(exc)
+        return
+    assert result.report.status == "failed" and result.report.error is not None
+    assert "no_such_column" in result.report.error.message
