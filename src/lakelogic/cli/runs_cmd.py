@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,14 @@ COLUMNS = (
     "window_label",
     "detail",
 )
+
+HEADERS = {
+    "started_at": "started (UTC)",
+    "duration_seconds": "sec",
+    "counts_good": "good",
+    "counts_quarantined": "quar.",
+    "window_label": "window",
+}
 
 
 def _detail(row: dict[str, Any]) -> str:
@@ -59,7 +68,8 @@ def register(app: typer.Typer) -> None:
         rows = store.query(
             contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last
         )
-        console = Console()
+        # Piped output has no terminal width; do not squeeze the table into 80 columns.
+        console = Console() if sys.stdout.isatty() else Console(width=160)
         if as_json:
             for row in rows:
                 row["report"] = json.loads(row.pop("report_json") or "null")
@@ -70,12 +80,12 @@ def register(app: typer.Typer) -> None:
             return
         view = Table(title=f"runs ({store.path})")
         for column in COLUMNS:
-            view.add_column(column)
+            view.add_column(HEADERS.get(column, column), no_wrap=column != "detail")
         for row in rows:
             values = {**row, "detail": _detail(row)}
             if row.get("duration_seconds") is not None:
                 values["duration_seconds"] = f"{row['duration_seconds']:.1f}"
             if row.get("started_at") is not None:
-                values["started_at"] = row["started_at"].isoformat(timespec="seconds")
+                values["started_at"] = row["started_at"].strftime("%m-%d %H:%M:%S")
             view.add_row(*(str(values.get(c) if values.get(c) is not None else "") for c in COLUMNS))
         console.print(view)
