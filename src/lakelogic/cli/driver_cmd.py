@@ -7,6 +7,7 @@ summary/metrics, exit with the §13 code.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -32,7 +33,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-console = Console()
+# Piped output (CI logs, the demo) has no terminal width; do not squeeze tables into 80 columns.
+console = Console() if sys.stdout.isatty() else Console(width=160)
 err_console = Console(stderr=True)
 
 
