@@ -61,6 +61,9 @@ def _require_java() -> None:
         )
 
 
+_JAVA_OPTIONS = "-Duser.timezone=UTC -Duser.language=en -Duser.country=US"
+
+
 def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> dict[str, str]:
     """Configuration of the embedded local session (also used by the test fixture)."""
     catalog = default_catalog()
@@ -79,8 +82,9 @@ def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> d
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": os.environ.get("LAKELOGIC_SPARK_DRIVER_MEMORY", "4g"),
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        # UTC times; an English JVM locale so lower/upper never use locale rules (Turkish dotless i).
+        "spark.driver.extraJavaOptions": _JAVA_OPTIONS,
+        "spark.executor.extraJavaOptions": _JAVA_OPTIONS,
     }
     if for_tests:
         conf.update(
