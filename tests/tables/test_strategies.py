@@ -1,0 +1,185 @@
+"""append / overwrite / merge on every format, through write_frame (SEMANTICS §13.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lakelogic.errors import MergeKeyError, UnsupportedError
+from lakelogic.tables.spark_write import write_frame
+from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+from tests.tables.conftest import FORMATS, read_back
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id int, name string, day string"
+Make = Callable[..., ResolvedTarget]
+
+
+def _stamp(run: str) -> CommitStamp:
+    return CommitStamp(run_id=run, contract="orders")
+
+
+def _pairs(rows: list[dict[str, Any]], *cols: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r[c] for c in cols) for r in rows)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_append_adds_rows_and_reports_them(spark: Any, make_target: Make, fmt: str) -> None:
+    target = make_target(fmt)
+    spec = WriteSpec(strategy="append")
+    batch = spark.createDataFrame([(1, "a", "d1"), (2, "b", "d2")], SCHEMA)
+    first = write_frame(spark, batch, target, spec, _stamp("r1"))
+    second = write_frame(spark, batch, target, spec, _stamp("r2"))
+    assert first.committed and first.rows_inserted == 2
+    assert second.rows_inserted == 2, "a new run of the same input appends again (markers only dedupe runs)"
+    assert _pairs(read_back(spark, target), "id", "name") == [(1, "a"), (1, "a"), (2, "b"), (2, "b")]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_overwrite_whole_table_and_dynamic_partitions(spark: Any, make_target: Make, fmt: str) -> None:
+    target = make_target(fmt)
+    seed = spark.createDataFrame([(1, "a", "d1"), (2, "b", "d2"), (3, "c", "d2")], SCHEMA)
+    write_frame(spark, seed, target, WriteSpec(strategy="overwrite", partition_by=("day",)), _stamp("r1"))
+
+    batch = spark.createDataFrame([(9, "z", "d2")], SCHEMA)
+    write_frame(spark, batch, target, WriteSpec(strategy="overwrite", partition_by=("day",)), _stamp("r2"))
+    assert _pairs(read_back(spark, target), "id", "day") == [(1, "d1"), (9, "d2")], (
+        "only partition d2 replaced"
+    )
+
+    empty = spark.createDataFrame([], SCHEMA)
+    write_frame(spark, empty, target, WriteSpec(strategy="overwrite", partition_by=("day",)), _stamp("r3"))
+    assert _pairs(read_back(spark, target), "id", "day") == [(1, "d1"), (9, "d2")], (
+        "empty batch replaces nothing"
+    )
+
+    whole = make_target(fmt, "whole")
+    write_frame(spark, seed, whole, WriteSpec(strategy="overwrite"), _stamp("w1"))
+    write_frame(spark, batch, whole, WriteSpec(strategy="overwrite"), _stamp("w2"))
+    assert _pairs(read_back(spark, whole), "id", "day") == [(9, "d2")]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_merge_updates_inserts_and_identical_rerun_changes_nothing(
+    spark: Any, make_target: Make, fmt: str
+) -> None:
+    target = make_target(fmt)
+    spec = WriteSpec(strategy="merge", primary_key=("id",))
+    write_frame(
+        spark, spark.createDataFrame([(1, "old", "d1"), (2, "keep", "d1")], SCHEMA), target, spec, _stamp("s")
+    )
+
+    batch = spark.createDataFrame([(1, "new", "d1"), (3, "added", "d2"), (2, "keep", "d1")], SCHEMA)
+    out = write_frame(spark, batch, target, spec, _stamp("r1"))
+    assert (out.rows_inserted, out.rows_updated, out.rows_deleted) == (1, 1, 0)
+    assert _pairs(read_back(spark, target), "id", "name") == [(1, "new"), (2, "keep"), (3, "added")]
+
+    again = write_frame(spark, batch, target, spec, _stamp("r2"))
+    assert (again.rows_inserted, again.rows_updated, again.snapshot) == (0, 0, None)
+    assert len(read_back(spark, target)) == 3
+
+
+def test_merge_compares_null_safely_and_ignores_lineage_columns(spark: Any, make_target: Make) -> None:
+    target = make_target("delta")
+    schema = "id int, name string, _lakelogic_processed_at string, _lakelogic_created_at string"
+    spec = WriteSpec(strategy="merge", primary_key=("id",))
+    write_frame(
+        spark,
+        spark.createDataFrame([(1, None, "t1", "c1"), (2, "x", "t1", "c1")], schema),
+        target,
+        spec,
+        _stamp("a"),
+    )
+    batch = spark.createDataFrame([(1, None, "t2", "c2"), (2, "y", "t2", "c2")], schema)
+    out = write_frame(spark, batch, target, spec, _stamp("b"))
+    assert (out.rows_updated, out.rows_inserted) == (1, 0), (
+        "NULL = NULL is no change; lineage differences ignored"
+    )
+    rows = {r["id"]: r for r in read_back(spark, target)}
+    assert rows[2]["name"] == "y" and rows[2]["_lakelogic_processed_at"] == "t2"
+    assert rows[2]["_lakelogic_created_at"] == "c1", "created_at is kept on update"
+    assert rows[1]["_lakelogic_processed_at"] == "t1"
+
+
+def test_merge_duplicate_keys_refused_with_samples_or_deduplicated(spark: Any, make_target: Make) -> None:
+    target = make_target("parquet")
+    schema = "id int, name string, ts string"
+    batch = spark.createDataFrame(
+        [(1, "a", "2024-01-01"), (1, "b", "2024-01-02"), (2, "c", "2024-01-01")], schema
+    )
+    with pytest.raises(MergeKeyError, match="id=1"):
+        write_frame(spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), _stamp("r1"))
+    assert not read_back_exists(target)
+
+    guarded = WriteSpec(strategy="merge", primary_key=("id",), merge_dedup_guard=True, watermark_field="ts")
+    write_frame(spark, batch, target, guarded, _stamp("r2"))
+    assert _pairs(read_back(spark, target), "id", "name") == [(1, "b"), (2, "c")], "latest by watermark wins"
+
+    no_order = WriteSpec(strategy="merge", primary_key=("id",), merge_dedup_guard=True)
+    exact = spark.createDataFrame([(5, "e", "t"), (5, "e", "t")], schema)
+    assert write_frame(spark, exact, target, no_order, _stamp("r3")).rows_inserted == 1, (
+        "exact duplicates collapse"
+    )
+    with pytest.raises(MergeKeyError, match="no ordering column"):
+        write_frame(spark, batch, target, no_order, _stamp("r4"))
+
+
+def read_back_exists(target: ResolvedTarget) -> bool:
+    from pathlib import Path
+
+    return Path(target.name).exists() and any(Path(target.name).rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_merge_cdc_deletes_hard_and_soft(spark: Any, make_target: Make, fmt: str) -> None:
+    schema = "id int, name string, op string, ts string"
+    seed = spark.createDataFrame([(1, "a", "I", "t0"), (2, "b", "I", "t0"), (3, "c", "I", "t0")], schema)
+    events = spark.createDataFrame(
+        [(1, "a2", "U", "t1"), (1, None, "D", "t2"), (2, "b2", "U", "t1"), (9, None, "D", "t1")], schema
+    )
+    cdc = {"cdc_op_field": "op", "cdc_delete_values": ("d",), "cdc_timestamp_field": "ts"}
+
+    hard = make_target(fmt, "hard")
+    spec = WriteSpec(strategy="merge", primary_key=("id",), **cdc)  # type: ignore[arg-type]
+    write_frame(spark, seed, hard, spec, _stamp("s"))
+    out = write_frame(spark, events, hard, spec, _stamp("e"))
+    assert (out.rows_deleted, out.rows_updated, out.rows_inserted) == (1, 1, 0), (
+        "net effect per key; unknown delete ignored"
+    )
+    assert _pairs(read_back(spark, hard), "id", "name") == [(2, "b2"), (3, "c")]
+
+    soft = make_target(fmt, "soft")
+    soft_schema = "id int, name string, op string, ts string, deleted boolean, deleted_at string"
+    soft_seed = spark.createDataFrame(
+        [(1, "a", "I", "t0", None, None), (2, "b", "I", "t0", None, None)], soft_schema
+    )
+    soft_spec = WriteSpec(
+        strategy="merge",
+        primary_key=("id",),
+        soft_delete_column="deleted",
+        soft_delete_time_column="deleted_at",
+        **cdc,  # type: ignore[arg-type]
+    )
+    write_frame(spark, soft_seed, soft, soft_spec, _stamp("s"))
+    write_frame(spark, events.where("id = 1"), soft, soft_spec, _stamp("e"))
+    rows = {r["id"]: r for r in read_back(spark, soft)}
+    assert (rows[1]["deleted"], rows[1]["deleted_at"], rows[1]["name"]) == (True, "t2", "a")
+    assert rows[2]["deleted"] is None
+    again = write_frame(spark, events.where("id = 1"), soft, soft_spec, _stamp("e2"))
+    assert again.rows_updated == 0, "deleting an already soft-deleted row changes nothing"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_csv_json_only_append_overwrite_and_arrays_as_json(spark: Any, make_target: Make, fmt: str) -> None:
+    target = make_target(fmt)
+    batch = spark.createDataFrame([(1, ["x", "y"])], "id int, tags array<string>")
+    write_frame(spark, batch, target, WriteSpec(strategy="append"), _stamp("r1"))
+    rows = spark.read.option("header", "true").format(fmt).load(target.name).collect()
+    assert [(str(r["id"]), r["tags"]) for r in rows] == [("1", '["x","y"]')]
+    with pytest.raises(UnsupportedError, match="append/overwrite"):
+        write_frame(spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), _stamp("r2"))
