@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
-from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline
+from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline, select
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary
@@ -82,9 +82,8 @@ def _spark_runner(engine: str) -> tuple[ContractRunner, Any]:
     if engine != "spark":
         raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
     from lakelogic.driver.spark_runner import spark_contract_runner
-    from lakelogic.engines.spark.session import spark_session
 
-    return spark_contract_runner(spark_session(), engine=engine)
+    return spark_contract_runner(_spark(engine), engine=engine)
 
 
 @app.command()
@@ -143,6 +142,15 @@ def main(
         None, "--policy-pack", help="Pack for contracts without their own."
     ),
     policy_pack_dir: Path = typer.Option(Path("policy_packs"), "--policy-pack-dir"),
+    reset_entities: list[str] = typer.Option(
+        [], "--reset-entities", help="Empty these targets; full load next."
+    ),
+    reset_layers: list[str] = typer.Option([], "--reset-layers"),
+    reload_entities: list[str] = typer.Option(
+        [], "--reload-entities", help="Reset, then run them (window none)."
+    ),
+    reload_layers: list[str] = typer.Option([], "--reload-layers"),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask before emptying tables."),
     live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
 ) -> None:
     """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
@@ -201,6 +209,19 @@ def main(
         engine=engine,
         overrides=tuple(set_),
     )
+    resets = _reset_selection(pipeline, reset_entities, reset_layers, reload_entities, reload_layers)
+    if resets:
+        reload = bool(_split(reload_entities) or _split(reload_layers))
+        if dry_run:
+            console.print(
+                f"dry run: would reset {', '.join(sorted(resets))}" + (" and reload them" if reload else "")
+            )
+        else:
+            _confirm_and_reset(pipeline, resets, store, pipeline_run_id, yes=yes)
+            if not reload:
+                raise typer.Exit(0)
+        pipeline.selected = set(resets)
+        options.window = WindowSpec("none")  # a reload reads everything again (§17)
     if dry_run:
         run = PipelineRun(pipeline.dag, _no_runner, selected=pipeline.selected, options=options, store=store,
                           pipeline_run_id=pipeline_run_id)  # fmt: skip
@@ -271,6 +292,51 @@ def main(
             err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{len(windows)} ({label})")
             break
     raise typer.Exit(1 if 1 in codes else 3 if 3 in codes else 0)
+
+
+def _spark(engine: str) -> Any:
+    if engine != "spark":
+        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    from lakelogic.engines.spark.session import spark_session
+
+    return spark_session()
+
+
+def _reset_selection(
+    pipeline: Pipeline,
+    entities: list[str],
+    layers: list[str],
+    reload_entities: list[str],
+    reload_layers: list[str],
+) -> set[str]:
+    ents = _split(entities) + _split(reload_entities)
+    lays = _split(layers) + _split(reload_layers)
+    if not ents and not lays:
+        return set()
+    try:
+        chosen = select(pipeline.dag, layers=lays or None, entities=ents or None)
+    except LakeLogicError as exc:
+        err_console.print(f"[red]configuration error[/red]: {exc}")
+        raise typer.Exit(2) from None
+    return {n for n in chosen if pipeline.dag.nodes[n].enabled}
+
+
+def _confirm_and_reset(
+    pipeline: Pipeline, resets: set[str], store: Any, pipeline_run_id: str | None, *, yes: bool
+) -> None:
+    from lakelogic.driver.reset import reset_nodes
+
+    names = ", ".join(sorted(resets))
+    if not yes and not typer.confirm(f"Empty the targets and quarantine tables of {names}?"):
+        raise typer.Exit(1)
+    nodes = [pipeline.dag.nodes[n] for n in sorted(resets)]
+    try:
+        results = reset_nodes(_spark("spark"), nodes, store=store, pipeline_run_id=pipeline_run_id)
+    except LakeLogicError as exc:
+        err_console.print(f"[red]reset failed[/red]: {exc}")
+        raise typer.Exit(1) from None
+    for result in results:
+        console.print(f"reset {result.node_id}: emptied {', '.join(result.emptied) or 'nothing'}")
 
 
 def _no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract

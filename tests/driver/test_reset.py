@@ -1,0 +1,46 @@
+"""Reset (DRIVER §17) on Spark: targets emptied, reset rows written, the next window is a full load."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelogic.contract.hierarchy import resolve_effective
+from lakelogic.driver.nodes import build_node
+from lakelogic.driver.registry import RegistryEntry
+from lakelogic.driver.reset import reset_nodes
+from lakelogic.driver.windows import WindowSpec, resolve_window
+from lakelogic.report import RunReport, WindowInfo
+from lakelogic.runlog import DuckDBRunLogStore, record_run
+from tests.driver.test_registry import contract
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def test_reset_empties_target_and_forgets_last_success(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    path = contract(tmp_path, "s.yaml", "h6_reset_orders", "silver",
+                    "materialization: {strategy: append, format: iceberg}\n")  # fmt: skip
+    entry = RegistryEntry(contract_path=path, registry_file=tmp_path / "_registry.yaml", index=0)
+    node = build_node(entry, resolve_effective(path).data, effective=resolve_effective(path))
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS lakelogic.silver")
+    spark.sql("CREATE TABLE IF NOT EXISTS lakelogic.silver.h6_reset_orders (id string) USING iceberg")
+    spark.sql("INSERT INTO lakelogic.silver.h6_reset_orders VALUES ('a'), ('b')")
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    earlier = datetime.now(UTC) - timedelta(hours=1)
+    done = RunReport(run_id="r0", contract="h6_reset_orders", layer="silver", started_at=earlier,
+                     window=WindowInfo(label="full", end=earlier))  # fmt: skip
+    done.finish()
+    record_run(done, store=store)
+    assert store.last_success("h6_reset_orders") is not None
+
+    [result] = reset_nodes(spark, [node], store=store, pipeline_run_id="p-reset")
+    assert result.emptied == ["lakelogic.silver.h6_reset_orders"]
+    assert result.absent == ["lakelogic.quarantine.h6_reset_orders"]
+    assert spark.table("lakelogic.silver.h6_reset_orders").count() == 0
+    assert store.query(contract="h6_reset_orders", last=1)[0]["status"] == "reset"
+    window = resolve_window(WindowSpec(), "h6_reset_orders", as_of=datetime.now(UTC), store=store)
+    assert window.label == "full" and window.reason == "no_previous_success"
