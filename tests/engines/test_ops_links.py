@@ -58,6 +58,13 @@ def test_lookup_duplicates_defaults_and_key_types(spark: Any) -> None:
         {"lookup": {"field": "r", "reference": "regions", "on": "c", "key": "code", "value": "region"}},
     ).collect()
     assert resolve_pending_warnings(ctx_unique, timeout=10.0) == []
+    # A lookup whose frame never ran (e.g. the run stopped early) yields no warning and does not hang.
+    run(
+        df,
+        ctx_unique,
+        {"lookup": {"field": "r", "reference": "regions", "on": "c", "key": "code", "value": "region"}},
+    )
+    assert resolve_pending_warnings(ctx_unique, timeout=0.2) == []
     with pytest.raises(PlanError) as info:
         run(
             df,

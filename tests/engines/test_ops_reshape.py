@@ -98,6 +98,18 @@ def test_pivot_declared_and_inferred_values(spark: Any) -> None:
     assert inferred.columns == ["id", "q1", "q2", "q3"]  # distinct non-NULL values sorted as text
     assert {r["id"]: (r["q1"], r["q2"], r["q3"]) for r in rows(inferred)}[1] == (40, 5, None)
     assert len(ctx.warnings) == 1 and ctx.warnings[0].startswith("pivot_values_inferred")
+    # several pivot columns: each value is a list; names join the value texts with the separator
+    two = spark.createDataFrame(
+        [(1, "a", 1, 5), (1, "a", 2, 6), (1, "b", 1, 7)], "id int, p string, q int, v int"
+    )
+    wide = run(
+        two,
+        ctx,
+        {"pivot": {"id_vars": ["id"], "pivot_cols": ["p", "q"], "value_col": "v",
+                   "values": [["a", 1], ["b", 1]], "separator": "-", "agg": "count"}},
+    )  # fmt: skip
+    assert wide.columns == ["id", "a-1", "b-1"]
+    assert rows(wide) == [{"id": 1, "a-1": 1, "b-1": 1}]
 
 
 def test_unpivot_types_nulls_aliases(spark: Any) -> None:
