@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -11,7 +13,7 @@ from typer.testing import CliRunner
 
 from lakelogic.cli import driver_cmd
 from lakelogic.runlog import DuckDBRunLogStore
-from tests.driver.helpers import FakeRunner, dataset_rule_fails, raises
+from tests.driver.helpers import FakeRunner, dataset_rule_fails, ok, raises
 
 runner = CliRunner()
 
@@ -61,3 +63,25 @@ def test_failure_exits_1_and_resume_reruns_it(project: Path, monkeypatch: pytest
     assert fake.ran() == ["silver.silver_orders"]
     pipeline_runs = {r["pipeline_run_id"] for r in store.query()}
     assert len(pipeline_runs) == 1  # the resumed run kept its pipeline run id
+
+
+def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ports: list[int] = []
+    seen: list[str] = []
+    original = driver_cmd._exporter
+
+    def exporter(*args: Any, **kwargs: Any) -> Any:
+        exp = original(*args, **kwargs)
+        ports.append(exp._server.server_port)
+        return exp
+
+    def scrape(request: Any) -> Any:  # the exporter is up while contracts run
+        seen.append(urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics").read().decode())
+        return ok(request)
+
+    monkeypatch.setattr(driver_cmd, "_exporter", exporter)
+    flags = ["--metrics-backend", "prometheus", "--metrics-port", "0", "--metrics-host", "127.0.0.1"]
+    result, _ = invoke(project, FakeRunner({"silver_orders": scrape}), monkeypatch, *flags)
+    assert result.exit_code == 0, result.output
+    bronze = 'contract="bronze.bronze_orders",layer="bronze",status="succeeded"'
+    assert f"lakelogic_contract_runs_total{{{bronze}}} 1.0" in seen[0]

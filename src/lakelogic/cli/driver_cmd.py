@@ -8,23 +8,28 @@ summary/metrics, exit with the §13 code.
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
+from lakelogic.driver.gates import Outcome
 from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline, select
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
-from lakelogic.driver.summary import build_summary
+from lakelogic.driver.summary import build_summary, contract_row
 from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
 from lakelogic.errors import LakeLogicError
 from lakelogic.runlog import find_project_root, open_store, set_default_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
+
+if TYPE_CHECKING:
+    from lakelogic.runlog.prometheus import PrometheusExporter
 
 app = typer.Typer(
     name="lakelogic-driver",
@@ -151,6 +156,13 @@ def main(
     ),
     reload_layers: list[str] = typer.Option([], "--reload-layers"),
     yes: bool = typer.Option(False, "--yes", help="Do not ask before emptying tables."),
+    metrics_backend: str | None = typer.Option(
+        None, "--metrics-backend", help="prometheus: serve /metrics live."
+    ),
+    metrics_host: str = typer.Option("0.0.0.0", "--metrics-host"),
+    metrics_port: int = typer.Option(9100, "--metrics-port"),
+    metrics_prefix: str = typer.Option("lakelogic", "--metrics-prefix"),
+    metrics_linger_seconds: float = typer.Option(0.0, "--metrics-linger-seconds"),
     live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
 ) -> None:
     """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
@@ -254,6 +266,7 @@ def main(
         backfill_id = resumed.backfill_id
     codes: list[int] = []
     tags = dict(kv.split("=", 1) for kv in _split([metrics_tags] if metrics_tags else []) if "=" in kv)
+    exporter = _exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for index, fixed in enumerate(windows):
         options.window_override = fixed
         options.backfill_id = backfill_id
@@ -270,7 +283,11 @@ def main(
             }
             state = DriverState(state_path, run_id, as_of, backfill_id, args)
             state.save()
-        result = _execute(pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed)
+        if exporter is not None:
+            exporter.start(run_id, engine, env)
+        result = _execute(
+            pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed, exporter
+        )
         label = fixed.label if fixed else spec.mode
         summary = build_summary(
             result, pipeline.dag, engine=engine, environment=env, window_label=label, backfill_id=backfill_id
@@ -291,6 +308,9 @@ def main(
         if backfill and result.exit_code == 1:
             err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{len(windows)} ({label})")
             break
+    if exporter is not None:
+        time.sleep(max(0.0, metrics_linger_seconds))  # let a scraper read the final values
+        exporter.shutdown()
     raise typer.Exit(1 if 1 in codes else 3 if 3 in codes else 0)
 
 
@@ -339,6 +359,23 @@ def _confirm_and_reset(
         console.print(f"reset {result.node_id}: emptied {', '.join(result.emptied) or 'nothing'}")
 
 
+def _exporter(
+    backend: str | None, host: str, port: int, prefix: str, tags: dict[str, str]
+) -> PrometheusExporter | None:
+    if backend in (None, "none"):
+        return None
+    if backend != "prometheus":
+        err_console.print(
+            f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus"
+        )
+        raise typer.Exit(2)
+    from lakelogic.runlog.prometheus import PrometheusExporter
+
+    exporter = PrometheusExporter(prefix=prefix, tags=tags)
+    exporter.serve(port, host)
+    return exporter
+
+
 def _no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract
     raise LakeLogicError("dry run: no contract may run")
 
@@ -354,8 +391,15 @@ def _execute(
     live: bool,
     state: DriverState | None,
     resumed: DriverState | None,
+    exporter: PrometheusExporter | None,
 ) -> PipelineResult:
     board = LiveBoard(pipeline.dag, sorted(pipeline.selected), console=console, enabled=live)
+
+    def on_event(node_id: str, status: str, outcome: Outcome | None) -> None:
+        board.update(node_id, status, outcome)
+        if exporter is not None and outcome is not None:
+            exporter.observe(contract_row(pipeline.dag.nodes[node_id], outcome, run.windows.get(node_id)))
+
     run = PipelineRun(
         pipeline.dag,
         runner,
@@ -364,7 +408,7 @@ def _execute(
         store=store,
         pipeline_run_id=pipeline_run_id,
         as_of=as_of,
-        on_event=board.update,
+        on_event=on_event,
         cancel=cancel,
         state=state,
         resume=resumed,
