@@ -85,3 +85,24 @@ def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: py
     assert result.exit_code == 0, result.output
     bronze = 'contract="bronze.bronze_orders",layer="bronze",status="succeeded"'
     assert f"lakelogic_contract_runs_total{{{bronze}}} 1.0" in seen[0]
+
+
+def test_backfill_runs_each_window_and_stops_at_a_failure(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def second_day_fails(request: Any) -> Any:
+        calls.append(request.window.label)
+        if request.window.label == "backfill_20260102":
+            raise RuntimeError("bad day")
+        return ok(request)
+
+    fake = FakeRunner({"silver_orders": second_day_fails})
+    flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-03"]
+    result, store = invoke(project, fake, monkeypatch, *flags)
+    assert result.exit_code == 1
+    assert calls == ["backfill_20260101", "backfill_20260102"]  # the third window never ran
+    rows = store.query()
+    assert len({r["pipeline_run_id"] for r in rows}) == 2 and len({r["backfill_id"] for r in rows}) == 1
+    assert {r["run_mode"] for r in rows} == {"backfill"}

@@ -141,3 +141,13 @@ def test_set_applies_to_selected_contracts(project: Path) -> None:
 def test_unknown_entity_selection(project: Path) -> None:
     with pytest.raises(ConfigurationError, match="--entities: unknown"):
         load_pipeline([project / "sys"], entities=["nope"])
+
+
+def test_registry_system_must_match_the_hierarchy(project: Path) -> None:
+    write(project / "sys" / "_system.yaml", "system: sys\n")
+    write(
+        project / "sys" / "_registry.yaml",
+        "version: 1\nsystem: other\nentries:\n  - {entity: o, contract_path: bronze/b.yaml}\n",
+    )
+    with pytest.raises(ConfigurationError, match=r"registry system 'other' differs .* info\.system 'sys'"):
+        load_pipeline([project / "sys" / "_registry.yaml"])

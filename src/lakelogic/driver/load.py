@@ -57,6 +57,14 @@ def _node(
         default_policy_pack=(packs.default, Path.cwd()) if packs.default else None,
         policy_pack_dir=packs.directory,
     )
+    info = effective.data.get("info") or {}
+    for key, expected in (("domain", entry.registry_domain), ("system", entry.registry_system)):
+        actual = info.get(key)
+        if expected is not None and actual is not None and actual != expected:
+            raise RegistryError(
+                f"{entry.where}: registry {key} '{expected}' differs from {entry.contract_path}: "
+                f"info.{key} '{actual}' (from the hierarchy or the contract)"
+            )
     node = build_node(entry, effective.data, effective=effective)
     if effective.system is not None:
         node.external_sources = tuple(s.name for s in effective.system.external_sources)

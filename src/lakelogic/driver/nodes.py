@@ -88,6 +88,8 @@ def _upstream_refs(entry: RegistryEntry, data: Mapping[str, Any]) -> tuple[Upstr
         name = str(ref.get("contract")) if isinstance(ref, Mapping) else str(ref)
         if isinstance(ref, Mapping) and ref.get("layer"):
             name = f"{normalize_layer(ref['layer'])}.{name}"
+        elif isinstance(ref, Mapping) and ref.get("domain") and ref.get("system"):
+            name = f"{ref['domain']}.{ref['system']}.{name}"
         refs.append(UpstreamRef(name, name not in non_critical, f"{file}: upstream_contracts[{i}].contract"))
     for ref in entry.upstream:
         refs.append(UpstreamRef(ref.name, ref.critical and ref.name not in non_critical, ref.source))

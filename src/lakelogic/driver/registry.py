@@ -45,6 +45,10 @@ class RegistryEntry:
     max_quarantine_ratio: float | None = None
     policy_pack: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    registry_domain: str | None = (
+        None  # the registry's top-level domain/system, checked against the hierarchy
+    )
+    registry_system: str | None = None
 
     @property
     def where(self) -> str:
@@ -124,6 +128,7 @@ def _expand(
     file: Path,
     defaults: Mapping[str, Any],
     default_layer: str | None,
+    identity: tuple[str | None, str | None] = (None, None),
 ) -> list[RegistryEntry]:
     if not isinstance(raw_entry, Mapping):
         raise RegistryError(f"{file}: entries[{index}]: must be a mapping, got {type(raw_entry).__name__}")
@@ -179,6 +184,8 @@ def _expand(
                 retries=model.retries,
                 max_quarantine_ratio=model.max_quarantine_ratio,
                 policy_pack=packs,
+                registry_domain=identity[0],
+                registry_system=identity[1],
             )
         )
     return entries
@@ -193,6 +200,7 @@ def load_registry_file(path: Path, *, default_layer: str | None = None) -> list[
         raise RegistryError(str(exc)) from exc
     if not isinstance(data, Mapping):
         raise RegistryError(f"{path}: a registry must be a mapping")
+    identity = (data.get("domain"), data.get("system"))
     if path.name == "_system.yaml":
         items = data.get("contracts") or []
         defaults: Mapping[str, Any] = {}
@@ -219,7 +227,11 @@ def load_registry_file(path: Path, *, default_layer: str | None = None) -> list[
         )
     out: list[RegistryEntry] = []
     for index, raw in enumerate(items):
-        out.extend(_expand(raw, index=index, file=path, defaults=defaults, default_layer=default_layer))
+        out.extend(
+            _expand(
+                raw, index=index, file=path, defaults=defaults, default_layer=default_layer, identity=identity
+            )
+        )
     _check_unique_entities(out)
     return out
 
