@@ -1,0 +1,60 @@
+"""Ops inside a full contract run: phases, row counts from row effects, and observed op warnings in the
+report (lookup_duplicate_keys)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+CONTRACT = """
+version: 1.0.0
+info: { title: Ops pipeline, table_name: ops_pipeline }
+model:
+  fields:
+    - { name: id, type: integer, required: true }
+    - { name: c, type: integer }
+    - { name: s, type: string }
+    - { name: e, type: string }
+    - { name: region, type: string }
+    - { name: day, type: date }
+links:
+  - { name: regions, path: "regions.jsonl", type: jsonl }
+transformations:
+  - deduplicate: { on: [id], sort_by: [s] }
+  - lookup: { field: region, reference: regions, on: c, key: code, value: region, default_value: none }
+  - date_range_explode: { output: day, start_col: s, end_col: e }
+"""
+
+
+def test_ops_in_a_contract_run(spark: Any, tmp_path: Path) -> None:
+    from lakelogic import DataProcessor
+
+    (tmp_path / "regions.jsonl").write_text(
+        '{"code": "1", "region": "emea"}\n{"code": "1", "region": "amer"}\n{"code": "2", "region": "apac"}\n'
+    )
+    (tmp_path / "contract.yaml").write_text(CONTRACT)
+    frame = spark.createDataFrame(
+        [
+            (1, 1, "2024-01-01", "2024-01-03"),
+            (1, 1, "2024-01-02", "2024-01-03"),  # latest s wins (order desc)
+            (2, 2, "2024-01-05", "2024-01-01"),  # end before start: no rows
+            (3, 9, "2024-01-01", "2024-01-01"),
+        ],
+        "id int, c int, s string, e string",
+    )
+    result = DataProcessor(tmp_path / "contract.yaml", spark=spark).run(frame)
+    report = result.report
+    assert report.status == "succeeded", report.error
+    good, _bad = result
+    assert good is not None
+    got = [(r["id"], r["region"], str(r["day"])) for r in good.orderBy("id", "day").collect()]
+    assert got == [(1, "amer", "2024-01-02"), (1, "amer", "2024-01-03"), (3, "none", "2024-01-01")]
+    counts = report.counts
+    assert (counts.source, counts.good, counts.deduplicated) == (4, 3, 1)
+    assert counts.reconciles()
+    duplicate_warnings = [w for w in report.warnings if w.startswith("lookup_duplicate_keys")]
+    assert len(duplicate_warnings) == 1 and "transformations[1]" in duplicate_warnings[0]
