@@ -244,6 +244,9 @@ def test_pivot_names_and_aliases() -> None:
                    "name_template": "{value_col}__{agg}__{pivot_value}", "agg": "max"}}
     )  # fmt: skip
     assert templated.creates == ("id", "v__max__a")
+    with pytest.raises(PlanError) as info:
+        compile_one({"pivot": {"pivot_col": "k", "value_col": "v", "values": ["a", None]}})
+    assert info.value.yaml_path == "transformations[0].pivot.values[1]"
     with pytest.raises(PlanError, match="name_template"):
         compile_one(
             {"pivot": {"pivot_col": "k", "value_col": "v", "values": ["a"], "name_template": "{nope}"}}

@@ -104,9 +104,12 @@ def _pivot_value(value: Any, width: int, args: OpArgs, i: int) -> tuple[Any, ...
     if width == 1:
         if isinstance(value, (list, tuple)):
             raise args.error("with one pivot column each value is a scalar", f"values[{i}]")
-        return (value,)
-    if not isinstance(value, (list, tuple)) or len(value) != width:
+        value = (value,)
+    elif not isinstance(value, (list, tuple)) or len(value) != width:
         raise args.error(f"with {width} pivot columns each value is a list of {width}", f"values[{i}]")
+    if any(v is None for v in value):
+        # NULL never matches a pivot value (rows with a NULL pivot column fill no cell).
+        raise args.error("a pivot value cannot be null", f"values[{i}]")
     return tuple(value)
 
 
