@@ -89,7 +89,15 @@ def test_merge_order_and_origins(project: Path) -> None:
     )
     eff = resolve_effective(path, env="dev")
     mat = eff.data["materialization"]
-    assert mat == {"format": "iceberg", "partition_by": ["month"], "strategy": "merge"}
+    # the system's dev catalog names the default target and quarantine table (storage defaults)
+    assert mat == {
+        "format": "iceberg",
+        "partition_by": ["month"],
+        "strategy": "merge",
+        "target_path": "lake_dev.silver.orders",
+    }
+    assert eff.data["quarantine"]["table"] == "lake_dev.quarantine.orders"
+    assert eff.origins["materialization.target_path"].source.startswith("system:")
     assert eff.contract.materialization is not None and eff.contract.materialization.strategy == "merge"
     assert eff.origins["materialization.format"].how == "inherited"
     assert eff.origins["materialization.format"].source.startswith("domain:")
@@ -253,3 +261,19 @@ def test_missing_and_invalid_packs(project: Path) -> None:
         resolve_effective(
             contract(project), env="dev", default_policy_pack=("policy_packs/bad.yaml", project)
         )
+
+
+def test_layer_namespace_and_path_storage(project: Path) -> None:
+    dom = project / "retail" / "_domain.yaml"
+    dom.write_text(dom.read_text() + "silver_layer: slv\n")
+    path = contract(project, "primary_key: [id]\nmaterialization: {format: iceberg}\n")
+    eff = resolve_effective(path, env="prod")
+    assert eff.data["materialization"]["target_path"] == "lake_prod.slv.orders"
+    sysfile = project / "retail" / "crm" / "_system.yaml"
+    sysfile.write_text(
+        sysfile.read_text().replace("storage: {catalog: lake}", "storage: {storage_mode: path}")
+    )
+    eff = resolve_effective(path, env="prod")
+    assert eff.data["materialization"]["target_path"] == "/tmp/prod/slv/orders"
+    explicit = contract(project, "primary_key: [id]\nmaterialization: {location: /data/x}\n", name="e.yaml")
+    assert "target_path" not in resolve_effective(explicit, env="prod").data["materialization"]

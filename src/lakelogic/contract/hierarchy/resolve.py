@@ -24,6 +24,7 @@ from lakelogic.contract.hierarchy.models import (
 )
 from lakelogic.contract.hierarchy.packs import PolicyPack, append_rules, apply_transformations, load_pack
 from lakelogic.contract.hierarchy.placeholders import substitute
+from lakelogic.contract.hierarchy.targets import storage_defaults
 from lakelogic.contract.hierarchy.yamlio import read_yaml
 from lakelogic.contract.loader import prepare_document, validate_document
 from lakelogic.contract.models import Contract
@@ -371,6 +372,17 @@ def resolve_effective(
         if doc is not None and doc.storage:
             storage_block.update(doc.storage)
     storage = parse_storage(storage_block, str(system_file or domain_file or path))
+    origins.update(
+        storage_defaults(
+            data,
+            storage=storage,
+            storage_keys=set(storage_block),
+            domain=domain,
+            env_values=env_values,
+            layer=the_layer,
+            source=f"system:{system_file}" if system_file else f"domain:{domain_file}",
+        )
+    )
     values = _placeholders(data, domain, system, environment, env_values, storage, the_layer, entity)
     for key in env_values:
         origins.setdefault(
