@@ -1,0 +1,185 @@
+"""SCD2 (SEMANTICS §13.3): close/open, multi-change batches, late arrival, re-runs, deletes, conflicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from lakelogic.errors import MergeKeyError
+from lakelogic.tables.spark_write import write_frame
+from lakelogic.tables.spec import WriteSpec, scd2_spec_from
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+from tests.tables.conftest import FORMATS, read_back
+
+pytestmark = pytest.mark.spark
+
+Make = Callable[..., ResolvedTarget]
+SCHEMA = "customer_id int, tier string, updated_at string, is_current boolean, version int, effective_from string, effective_to string"
+
+
+def _spec(**scd: Any) -> WriteSpec:
+    settings = {
+        "timestamp_field": "updated_at",
+        "track_columns": ["tier"],
+        "version_column": "version",
+        "effective_to_default": "2200-01-01",
+        "change_reason_column": "reason",
+        "surrogate_key": "sk",
+    }
+    settings.update(scd)
+    return WriteSpec(strategy="scd2", scd2=scd2_spec_from(settings, keys=("customer_id",)))
+
+
+def _rows(spark: Any, *values: tuple[Any, ...]) -> Any:
+    return spark.createDataFrame([(*v, None, None, None, None) for v in values], SCHEMA)
+
+
+def _versions(spark: Any, target: ResolvedTarget) -> list[tuple[Any, ...]]:
+    cols = ("customer_id", "version", "tier", "effective_from", "effective_to", "is_current", "reason")
+    return sorted(tuple(r[c] for c in cols) for r in read_back(spark, target))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_scd2_close_open_late_arrival_and_rerun(spark: Any, make_target: Make, fmt: str) -> None:
+    target = make_target(fmt)
+    spec = _spec()
+    write_frame(spark, _rows(spark, (1, "free", "2024-01-01")), target, spec, CommitStamp("r1", "dim"))
+    second = write_frame(
+        spark,
+        _rows(spark, (1, "pro", "2024-02-01"), (2, "free", "2024-02-01")),
+        target,
+        spec,
+        CommitStamp("r2", "dim"),
+    )
+    assert (second.rows_inserted, second.rows_updated, second.versions_closed) == (2, 1, 1)
+    assert _versions(spark, target) == [
+        (1, 1, "free", "1900-01-01", "2024-02-01", False, "initial_load"),
+        (1, 2, "pro", "2024-02-01", "2200-01-01", True, "tier"),
+        (2, 1, "free", "1900-01-01", "2200-01-01", True, "initial_load"),
+    ]
+    # several changes of one key in one batch, applied in time order; a late row slots in between;
+    # a row equal to the version in force opens nothing
+    batch = _rows(
+        spark,
+        (1, "gold", "2024-04-01"),
+        (1, "pro", "2024-03-01"),
+        (1, "basic", "2024-01-15"),
+        (2, "free", "2024-03-01"),
+    )
+    write_frame(spark, batch, target, spec, CommitStamp("r3", "dim"))
+    expected = [
+        (1, 1, "free", "1900-01-01", "2024-01-15", False, "initial_load"),
+        (1, 2, "basic", "2024-01-15", "2024-02-01", False, "tier"),
+        (1, 3, "pro", "2024-02-01", "2024-04-01", False, "tier"),
+        (1, 4, "gold", "2024-04-01", "2200-01-01", True, "tier"),
+        (2, 1, "free", "1900-01-01", "2200-01-01", True, "initial_load"),
+    ]
+    assert _versions(spark, target) == expected
+    rerun = write_frame(spark, batch, target, spec, CommitStamp("r4", "dim"))
+    assert (rerun.rows_inserted, rerun.rows_updated, rerun.rows_deleted, rerun.snapshot) == (0, 0, 0, None)
+    assert _versions(spark, target) == expected
+
+
+def test_scd2_late_row_older_than_first_version_becomes_first(spark: Any, make_target: Make) -> None:
+    target = make_target("delta")
+    spec = _spec()
+    write_frame(spark, _rows(spark, (1, "pro", "2024-05-01")), target, spec, CommitStamp("r1", "dim"))
+    write_frame(spark, _rows(spark, (1, "free", "2024-01-01")), target, spec, CommitStamp("r2", "dim"))
+    assert _versions(spark, target) == [
+        (1, 1, "free", "1900-01-01", "2024-05-01", False, "initial_load"),
+        (1, 2, "pro", "2024-05-01", "2200-01-01", True, "tier"),
+    ]
+
+
+def test_scd2_untracked_change_updates_current_version_in_place(spark: Any, make_target: Make) -> None:
+    target = make_target("delta")
+    schema = "id int, tier string, email string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        scd2=scd2_spec_from({"timestamp_field": "updated_at", "track_columns": ["tier"]}, keys=("id",)),
+    )
+    write_frame(
+        spark,
+        spark.createDataFrame([(1, "free", "a@x", "2024-01-01")], schema),
+        target,
+        spec,
+        CommitStamp("a", "d"),
+    )
+    out = write_frame(
+        spark,
+        spark.createDataFrame([(1, "free", "b@x", "2024-02-01")], schema),
+        target,
+        spec,
+        CommitStamp("b", "d"),
+    )
+    rows = read_back(spark, target)
+    assert out.rows_updated == 1 and len(rows) == 1
+    assert (rows[0]["email"], rows[0]["updated_at"], rows[0]["is_current"]) == ("b@x", "2024-01-01", True)
+
+
+def test_scd2_same_key_and_time_with_different_values_is_an_error(spark: Any, make_target: Make) -> None:
+    target = make_target("delta")
+    batch = _rows(spark, (1, "free", "2024-01-01"), (1, "pro", "2024-01-01"))
+    with pytest.raises(MergeKeyError, match="customer_id=1"):
+        write_frame(spark, batch, target, _spec(), CommitStamp("r1", "dim"))
+    exact = _rows(spark, (1, "free", "2024-01-01"), (1, "free", "2024-01-01"))
+    assert write_frame(spark, exact, target, _spec(), CommitStamp("r2", "dim")).rows_inserted == 1
+
+
+def test_scd2_cdc_delete_closes_current_version(spark: Any, make_target: Make) -> None:
+    target = make_target("iceberg")
+    schema = "id int, tier string, op string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        cdc_op_field="op",
+        cdc_delete_values=("D",),
+        cdc_timestamp_field="updated_at",
+        scd2=scd2_spec_from(
+            {"timestamp_field": "updated_at", "track_columns": ["tier"], "change_reason_column": "why"},
+            keys=("id",),
+        ),
+    )
+    seed = spark.createDataFrame([(1, "free", "I", "2024-01-01"), (2, "pro", "I", "2024-01-01")], schema)
+    write_frame(spark, seed, target, spec, CommitStamp("a", "d"))
+    delete = spark.createDataFrame([(1, None, "D", "2024-03-01")], schema)
+    out = write_frame(spark, delete, target, spec, CommitStamp("b", "d"))
+    assert out.versions_closed == 1
+    rows = {r["id"]: r for r in read_back(spark, target)}
+    assert (rows[1]["is_current"], str(rows[1]["effective_to"])[:10], rows[1]["why"]) == (
+        False,
+        "2024-03-01",
+        "delete",
+    )
+    assert rows[2]["is_current"] is True
+    again = write_frame(spark, delete, target, spec, CommitStamp("c", "d"))
+    assert (again.rows_updated, again.rows_inserted) == (0, 0), "a replayed delete changes nothing"
+
+
+def test_scd2_defaults_as_of_timestamp_and_uuid_keys_are_stable(spark: Any, make_target: Make) -> None:
+    target = make_target("parquet")
+    schema = "id int, tier string"
+    as_of = datetime(2024, 6, 1, tzinfo=UTC)
+    spec = WriteSpec(
+        strategy="scd2",
+        as_of=as_of,
+        scd2=scd2_spec_from({"surrogate_key": "sk", "surrogate_key_strategy": "uuid"}, keys=("id",)),
+    )
+    batch = spark.createDataFrame([(1, "free")], schema)
+    write_frame(spark, batch, target, spec, CommitStamp("a", "d"))
+    first = read_back(spark, target)
+    assert first[0]["effective_from"] == datetime(1900, 1, 1) or str(first[0]["effective_from"]).startswith(
+        "1900-01-01"
+    )
+    assert str(first[0]["effective_to"]).startswith("9999-12-31")
+    rerun = write_frame(spark, batch, target, spec, CommitStamp("b", "d"))
+    assert rerun.rows_updated == 0 and read_back(spark, target)[0]["sk"] == first[0]["sk"]
+    later = WriteSpec(strategy="scd2", as_of=datetime(2024, 7, 1, tzinfo=UTC), scd2=spec.scd2)
+    write_frame(spark, spark.createDataFrame([(1, "pro")], schema), target, later, CommitStamp("c", "d"))
+    rows = sorted(read_back(spark, target), key=lambda r: str(r["effective_from"]))
+    assert [r["tier"] for r in rows] == ["free", "pro"]
+    assert str(rows[1]["effective_from"]).startswith("2024-07-01")
+    assert rows[0]["sk"] == first[0]["sk"] and rows[1]["sk"] != rows[0]["sk"]
