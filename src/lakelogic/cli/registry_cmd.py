@@ -36,12 +36,20 @@ def explain(
     env: str | None = typer.Option(None, "--env"),
     set_: list[str] = typer.Option([], "--set", help="dotted.path=value"),
     as_json: bool = typer.Option(False, "--json"),
+    policy_pack: str | None = typer.Option(None, "--policy-pack", help="Pack when the contract names none."),
+    policy_pack_dir: Path = typer.Option(Path("policy_packs"), "--policy-pack-dir"),
 ) -> None:
     """Print the effective contract; every leaf with its origin and how it got there."""
     from lakelogic.contract.overrides import parse_set_option
 
     try:
-        eff = resolve_effective(contract, env=env, overrides=dict(parse_set_option(s) for s in set_))
+        eff = resolve_effective(
+            contract,
+            env=env,
+            overrides=dict(parse_set_option(s) for s in set_),
+            default_policy_pack=(policy_pack, Path.cwd()) if policy_pack else None,
+            policy_pack_dir=policy_pack_dir,
+        )
     except LakeLogicError as exc:
         Console(stderr=True).print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
@@ -65,6 +73,7 @@ def explain(
         payload = {
             "contract": eff.name,
             "environment": eff.environment,
+            "policy_packs": eff.policy_packs,
             "domain_file": str(eff.domain_file) if eff.domain_file else None,
             "system_file": str(eff.system_file) if eff.system_file else None,
             "leaves": rows,
