@@ -18,7 +18,10 @@ from tests.tables.conftest import FORMATS, read_back
 pytestmark = pytest.mark.spark
 
 Make = Callable[..., ResolvedTarget]
-SCHEMA = "customer_id int, tier string, updated_at string, is_current boolean, version int, effective_from string, effective_to string"
+SCHEMA = (
+    "customer_id int, tier string, updated_at string, is_current boolean, version int, "
+    "effective_from string, effective_to string"
+)
 
 
 def _spec(**scd: Any) -> WriteSpec:
