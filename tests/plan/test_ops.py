@@ -37,6 +37,12 @@ def test_default_phases(op: str, phase: Phase) -> None:
     assert default_phase(op) == phase
 
 
+def test_default_phases_agree_with_the_contract_models() -> None:
+    from lakelogic.contract.models_transform import OP_DEFAULT_PHASE
+
+    assert {op: default_phase(op) for op in OP_NAMES} == dict(OP_DEFAULT_PHASE)
+
+
 def test_explicit_phase_wins_over_the_default() -> None:
     step = compile_one({"derive": {"field": "net", "sql": "gross - fee"}, "phase": "pre"})
     assert step.phase == Phase.PRE
