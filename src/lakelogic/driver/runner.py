@@ -9,19 +9,27 @@ thread touches outcomes and the run log, so no shared mutable state crosses thre
 from __future__ import annotations
 
 import os
-import random
 import time as _time
 import traceback
 import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from lakelogic.driver.dag import ContractDag
+from lakelogic.driver.execution import (
+    ContractRunner,
+    DriverOptions,
+    EventSink,
+    PipelineResult,
+    RunRequest,
+    backoff,
+    error_type,
+    is_transient,
+)
 from lakelogic.driver.gates import (
     Block,
     FreshnessPolicy,
@@ -32,109 +40,15 @@ from lakelogic.driver.gates import (
     quarantine_threshold,
 )
 from lakelogic.driver.nodes import Node
+from lakelogic.driver.records import record_outcome, synthetic_report
 from lakelogic.driver.state import DriverState, SavedNode
-from lakelogic.driver.windows import Window, WindowSpec, resolve_window
+from lakelogic.driver.windows import Window, resolve_window
 from lakelogic.errors import LakeLogicError
 from lakelogic.report import ErrorBlock, RunReport
-from lakelogic.runlog import RunLogStore, record_run
+from lakelogic.runlog import RunLogStore
 from lakelogic.types import RunStatus
 
-
-@dataclass(frozen=True)
-class RunRequest:
-    """Everything a contract runner needs for one attempt."""
-
-    node: Node
-    run_id: str
-    pipeline_run_id: str
-    window: Window
-    as_of: datetime
-    attempt: int = 1
-
-
-ContractRunner = Callable[[RunRequest], RunReport]
-EventSink = Callable[[str, str, Outcome | None], None]  # (node id, state, outcome when finished)
-
-
-@dataclass
-class DriverOptions:
-    max_workers: int = 4
-    fail_fast: bool = False
-    max_quarantine_ratio: float | None = None
-    retries: int = 0
-    retry_backoff: float = 1.0
-    retry_max_delay: float = 60.0
-    timeout_minutes: float | None = None
-    max_consecutive_failures: int = 0
-    window: WindowSpec = field(default_factory=WindowSpec)
-    window_override: Window | None = None  # a backfill window, fixed for every contract
-    environment: str | None = None
-    engine: str = "spark"
-    backfill_id: str | None = None
-    overrides: tuple[str, ...] = ()
-
-
-@dataclass
-class PipelineResult:
-    pipeline_run_id: str
-    as_of: datetime
-    started_at: datetime
-    finished_at: datetime
-    outcomes: dict[str, Outcome]
-    layer_seconds: dict[str, float]
-    windows: dict[str, Window]
-    circuit_open: bool = False
-
-    @property
-    def exit_code(self) -> int:
-        statuses = [o.status for o in self.outcomes.values()]
-        if "failed" in statuses or self.circuit_open:
-            return 1
-        if "awaiting_approval" in statuses:
-            return 3
-        return 0
-
-    @property
-    def status(self) -> str:
-        return {0: "succeeded", 1: "failed", 3: "awaiting_approval"}[self.exit_code]
-
-
-# --- transient errors and retries ---------------------------------------------------------------
-
-_TRANSIENT_MARKERS = (
-    "ExecutorLostFailure",
-    "CommitFailedException",
-    "ConcurrentModification",
-    "Connection reset",
-    "Too Many Requests",
-    " 429",
-    " 503",
-    " 502",
-    "timed out",
-)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Only transient failures are retried (§13); LakeLogic contract, plan and run-policy errors never."""
-    if isinstance(exc, LakeLogicError) and not isinstance(exc, ConnectionError):
-        return type(exc).__name__ == "CommitConflictError"
-    if isinstance(exc, PermissionError):
-        return False
-    if isinstance(exc, ConnectionError | TimeoutError | OSError):
-        return True
-    return any(marker in str(exc) for marker in _TRANSIENT_MARKERS)
-
-
-def _backoff(options: DriverOptions) -> Callable[[RetryCallState], float]:
-    def wait(state: RetryCallState) -> float:
-        n = state.attempt_number
-        return min(options.retry_max_delay, options.retry_backoff * 2 ** (n - 1)) * random.uniform(0.5, 1.0)
-
-    return wait
-
-
-def _error_type(exc: BaseException) -> str:
-    return getattr(exc, "error_type", None) or type(exc).__name__
+__all__ = ["ContractRunner", "DriverOptions", "PipelineResult", "PipelineRun", "RunRequest", "is_transient"]
 
 
 # --- the pipeline run ---------------------------------------------------------------------------
@@ -340,7 +254,7 @@ class PipelineRun:
 
         retrying = Retrying(
             stop=stop_after_attempt(attempts),
-            wait=_backoff(self.options),
+            wait=backoff(self.options),
             retry=retry_if_exception(is_transient),
             reraise=True,
         )
@@ -350,7 +264,7 @@ class PipelineRun:
             report = self._synthetic_report(request.node, request.window, RunStatus.FAILED, datetime.now(UTC))
             report.run_id = request.run_id
             report.error = ErrorBlock(
-                type=_error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
+                type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
             )
         return report, counter["n"]
 
@@ -486,52 +400,10 @@ class PipelineRun:
     def _synthetic_report(
         self, node: Node, window: Window, status: RunStatus, started: datetime
     ) -> RunReport:
-        info = node.data.get("info") or {}
-        report = RunReport(
-            run_id=str(uuid.uuid4()),
-            pipeline_run_id=self.pipeline_run_id,
-            contract=node.name,
-            title=info.get("title"),
-            table_name=node.table_name,
-            contract_version=info.get("version"),
-            layer=node.layer,
-            domain=node.domain,
-            system=node.system,
-            environment=self.options.environment,
-            engine=self.options.engine,
-            status=status,
-            started_at=started,
-        )
-        report.window.label = window.label
-        report.window.start = window.start
-        report.window.end = window.end
-        report.window.reason = window.reason
-        report.finish()
-        return report
+        return synthetic_report(node, window, status, started, self.pipeline_run_id, self.options)
 
     def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
         if self.state is not None:
             self.state.record(outcome, window)
-        if self.store is None or outcome.report is None:
-            return
-        report = outcome.report
-        if report.pipeline_run_id is None:
-            report.pipeline_run_id = self.pipeline_run_id
-        record_run(
-            report,
-            entity=node.entity,
-            skip_reason=outcome.skip_reason,
-            upstream_cause=outcome.upstream_cause,
-            root_cause=outcome.root_cause,
-            store=self.store,
-            contract_file=str(node.contract_file),
-            backfill_id=self.options.backfill_id,
-            run_mode=window.run_mode,
-            gated=outcome.gated,
-            gate_reason=outcome.gate_reason or (outcome.skip_detail if outcome.skip_reason else None),
-            upstream_warnings=outcome.warnings or None,
-            attempts=outcome.attempts,
-            overrides=list(self.options.overrides) or None,
-            policy_packs=getattr(node.effective, "policy_packs", None) or None,
-            window_reason=window.reason,
-        )
+        if self.store is not None:
+            record_outcome(self.store, node, window, outcome, self.pipeline_run_id, self.options)
