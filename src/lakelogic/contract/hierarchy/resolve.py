@@ -6,13 +6,19 @@ placeholders). Policy packs (§10) are not applied yet.
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lakelogic.contract.hierarchy.checks import (
+    check_hierarchy_locks,
+    check_identity,
+    check_locked,
+    file_of,
+    reattribute,
+)
+from lakelogic.contract.hierarchy.environment import bind_environment, placeholder_values
 from lakelogic.contract.hierarchy.merge import Merger, Origin, drop_nulls, get_path, has_path, leaf_paths
 from lakelogic.contract.hierarchy.models import (
     DomainFile,
@@ -31,11 +37,9 @@ from lakelogic.contract.models import Contract
 from lakelogic.contract.overrides import apply_overrides, parse_override_path
 from lakelogic.contract.yaml_io import load_yaml
 from lakelogic.errors import ContractError, Problem
-from lakelogic.types import LAYERS, normalize_layer, slugify
+from lakelogic.types import normalize_layer
 
 ROOT_MARKERS = (".git", "pyproject.toml", "lakelogic.yaml")
-DEFAULT_ENV = "dev"
-_LAYER_KEYS = tuple(f"{layer}_layer" for layer in LAYERS)
 # Contract blocks that receive hierarchy defaults only when the contract declares them: adding a
 # `materialization` block would make a non-writing contract write (SEMANTICS §1.4).
 _DECLARED_ONLY = ("materialization", "server", "extraction")
@@ -147,78 +151,6 @@ def _contract_layer(data: Mapping[str, Any], layer: str | None) -> str | None:
     )
 
 
-def _check_identity(
-    merged: Mapping[str, Any],
-    origins: Mapping[str, Origin],
-    domain: DomainFile | None,
-    system: SystemFile | None,
-    files: tuple[Path | None, Path | None],
-) -> list[Problem]:
-    problems: list[Problem] = []
-    system_file = files[1]
-    if domain and system and system.domain and system.domain != domain.domain:
-        problems.append(
-            Problem(
-                file=str(system_file),
-                path="domain",
-                message="differs from the locked domain name",
-                value=system.domain,
-                allowed=domain.domain,
-            )
-        )
-    for key, doc in (("domain", domain), ("system", system)):
-        if doc is None:
-            continue
-        expected = doc.domain if isinstance(doc, DomainFile) else doc.system
-        actual = get_path(merged, f"info.{key}")
-        if actual is not None and actual != expected:
-            origin = origins.get(f"info.{key}")
-            problems.append(
-                Problem(
-                    file=_file_of(origin, "<contract>"),
-                    path=f"info.{key}",
-                    message=f"must equal the enclosing {key} name"
-                    + (" (locked by the domain)" if key == "domain" else ""),
-                    value=str(actual),
-                    allowed=str(expected),
-                )
-            )
-    return problems
-
-
-def _file_of(origin: Origin | None, default: str) -> str:
-    if origin is None:
-        return default
-    source = origin.source
-    for prefix in ("domain:", "system:", "contract:", "policy_pack:"):
-        if source.startswith(prefix):
-            return source[len(prefix) :]
-    return source
-
-
-def _check_locked(
-    merged: Mapping[str, Any],
-    origins: Mapping[str, Origin],
-    locked: Mapping[str, Any],
-    domain_file: Path | None,
-) -> list[Problem]:
-    problems: list[Problem] = []
-    for path, value in locked.items():
-        actual = get_path(merged, path)
-        if actual != value:
-            origin = origins.get(path)
-            problems.append(
-                Problem(
-                    file=_file_of(origin, "<contract>"),
-                    path=path,
-                    message=f"is locked by the domain ({domain_file}) and may not be changed",
-                    value=str(actual),
-                    allowed=str(value),
-                )
-            )
-    return problems
-
-
 def _normalise_override_path(path: str) -> str:
     return ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in parse_override_path(path)).replace(
         ".[", "["
@@ -320,7 +252,7 @@ def _pack_refs(
     if declared:
         names = [declared] if isinstance(declared, str) else list(declared)
         origin = merged.origins.get("metadata.policy_pack")
-        base = Path(_file_of(origin, str(path))).parent if origin else path.parent
+        base = Path(file_of(origin, str(path))).parent if origin else path.parent
         return [(str(n), base) for n in names]
     return [default_pack] if default_pack else []
 
@@ -360,13 +292,13 @@ def resolve_effective(
         merged = _merge(path, contract_doc, levels[0], levels[1], the_layer, set_values, packs)
     data, origins, locked = merged.data, merged.origins, merged.locked
 
-    problems = _check_identity(data, origins, domain, system, (domain_file, system_file))
-    problems += [p for p in _check_locked(data, origins, locked, domain_file) if p.path != "info.domain"]
-    problems += _check_hierarchy_locks(domain, system, domain_file, system_file)
+    problems = check_identity(data, origins, domain, system, (domain_file, system_file))
+    problems += [p for p in check_locked(data, origins, locked, domain_file) if p.path != "info.domain"]
+    problems += check_hierarchy_locks(domain, system, domain_file, system_file)
     if problems:
         raise ContractError(problems)
 
-    environment, env_values = _bind_environment(env, system, system_file)
+    environment, env_values = bind_environment(env, system, system_file)
     storage_block: dict[str, Any] = {}
     for doc in (domain, system):
         if doc is not None and doc.storage:
@@ -383,20 +315,20 @@ def resolve_effective(
             source=f"system:{system_file}" if system_file else f"domain:{domain_file}",
         )
     )
-    values = _placeholders(data, domain, system, environment, env_values, storage, the_layer, entity)
+    values = placeholder_values(data, domain, system, environment, env_values, storage, the_layer, entity)
     for key in env_values:
         origins.setdefault(
             f"environments.{environment}.{key}", Origin(f"environment:{environment}", "inherited")
         )
 
     def origin_file(p: str) -> str:
-        return _file_of(origins.get(p.split("[")[0]), str(path))
+        return file_of(origins.get(p.split("[")[0]), str(path))
 
     bound = drop_nulls(substitute(data, values, origin_of=origin_file, default_file=str(path)))
     try:
         contract = validate_document(bound, file=str(path), positions=positions)
     except ContractError as exc:
-        raise ContractError([_reattribute(p, origins, str(path)) for p in exc.problems]) from None
+        raise ContractError([reattribute(p, origins, str(path)) for p in exc.problems]) from None
     contract._source_file = path
     return EffectiveContract(
         contract=contract,
@@ -414,96 +346,3 @@ def resolve_effective(
         placeholders=values,
         policy_packs=[p.name for p in packs],
     )
-
-
-def _reattribute(problem: Problem, origins: Mapping[str, Origin], default: str) -> Problem:
-    """A bad value inherited from a hierarchy file is reported against that file."""
-    path = problem.path.split("[")[0]
-    origin = origins.get(path)
-    while origin is None and "." in path:
-        path = path.rsplit(".", 1)[0]
-        origin = origins.get(path)
-    file = _file_of(origin, default) if origin and not origin.source.startswith("contract:") else problem.file
-    if file == problem.file:
-        return problem
-    return dataclasses.replace(problem, file=file, line=0, column=0)
-
-
-def _check_hierarchy_locks(
-    domain: DomainFile | None, system: SystemFile | None, domain_file: Path | None, system_file: Path | None
-) -> list[Problem]:
-    """A system may not change the domain's ``notifications_enabled`` or ``cost.currency``."""
-    if domain is None or system is None:
-        return []
-    problems = []
-    pairs = [
-        ("notifications_enabled", domain.notifications_enabled, system.notifications_enabled),
-        (
-            "cost.currency",
-            (domain.cost or {}).get("currency"),
-            (system.cost or {}).get("currency"),
-        ),
-    ]
-    for key, locked_value, value in pairs:
-        if locked_value is not None and value is not None and value != locked_value:
-            problems.append(
-                Problem(
-                    file=str(system_file),
-                    path=key,
-                    message=f"is locked by the domain ({domain_file}) and may not be changed",
-                    value=str(value),
-                    allowed=str(locked_value),
-                )
-            )
-    return problems
-
-
-def _bind_environment(
-    env: str | None, system: SystemFile | None, system_file: Path | None
-) -> tuple[str, dict[str, str]]:
-    name = env or os.environ.get("LAKELOGIC_ENV") or DEFAULT_ENV
-    if system is None or not system.environments:
-        return name, {}
-    if name not in system.environments:
-        raise ContractError(
-            Problem(
-                file=str(system_file),
-                path="environments",
-                message=f"environment '{name}' is not defined",
-                allowed=", ".join(sorted(system.environments)),
-            )
-        )
-    values = system.environments[name].model_dump()
-    return name, {k: str(v) for k, v in values.items() if v is not None and not isinstance(v, dict | list)}
-
-
-def _placeholders(
-    data: Mapping[str, Any],
-    domain: DomainFile | None,
-    system: SystemFile | None,
-    environment: str,
-    env_values: Mapping[str, str],
-    storage: Storage,
-    layer: str | None,
-    entity: str | None,
-) -> dict[str, str]:
-    info = data.get("info") or {}
-    table = info.get("table_name") or slugify(str(info.get("title") or ""))
-    name = data.get("dataset") or table
-    values: dict[str, str] = {"env": environment, "table": str(table), "entity": str(entity or name)}
-    if domain is not None:
-        values["domain"] = domain.domain
-    if system is not None:
-        values["system"] = system.system
-    if layer:
-        values["layer"] = layer
-    for layer_name, key in zip(LAYERS, _LAYER_KEYS, strict=True):
-        values[key] = str(getattr(domain, key, None) or layer_name) if domain else layer_name
-    for key, value in storage.model_dump().items():
-        if value is not None and not isinstance(value, dict | list):
-            values[key] = str(value)
-    values.update(env_values)
-    catalog = env_values.get("catalog") or storage.catalog
-    if catalog:
-        values["catalog"] = catalog
-    return values
