@@ -19,7 +19,7 @@ runner = CliRunner()
 
 
 def invoke(project: Path, fake: FakeRunner, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple:
-    monkeypatch.setattr(driver_cmd, "_spark_runner", lambda engine: (fake, lambda node_id: None))
+    monkeypatch.setattr(driver_cmd, "spark_runner", lambda engine: (fake, lambda node_id: None))
     db = project / "rl.duckdb"
     args = ["--registry", str(project / "c"), "--run-log-database", str(db), "--no-live", *extra]
     return runner.invoke(driver_cmd.app, args), DuckDBRunLogStore(db)
@@ -68,7 +68,7 @@ def test_failure_exits_1_and_resume_reruns_it(project: Path, monkeypatch: pytest
 def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ports: list[int] = []
     seen: list[str] = []
-    original = driver_cmd._exporter
+    original = driver_cmd.metrics_exporter
 
     def exporter(*args: Any, **kwargs: Any) -> Any:
         exp = original(*args, **kwargs)
@@ -79,7 +79,7 @@ def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: py
         seen.append(urllib.request.urlopen(f"http://127.0.0.1:{ports[0]}/metrics").read().decode())
         return ok(request)
 
-    monkeypatch.setattr(driver_cmd, "_exporter", exporter)
+    monkeypatch.setattr(driver_cmd, "metrics_exporter", exporter)
     flags = ["--metrics-backend", "prometheus", "--metrics-port", "0", "--metrics-host", "127.0.0.1"]
     result, _ = invoke(project, FakeRunner({"silver_orders": scrape}), monkeypatch, *flags)
     assert result.exit_code == 0, result.output

@@ -7,19 +7,30 @@ summary/metrics, exit with the §13 code.
 
 from __future__ import annotations
 
-import sys
 import time
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
+from lakelogic.cli.driver_support import (
+    confirm_and_reset,
+    console,
+    err_console,
+    metrics_exporter,
+    no_runner,
+    parse_date,
+    parse_sets,
+    reset_selection,
+    spark_runner,
+    split_values,
+    window_spec,
+)
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
 from lakelogic.driver.gates import Outcome
-from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline, select
+from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary, contract_row
@@ -37,58 +48,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-# Piped output (CI logs, the demo) has no terminal width; do not squeeze tables into 80 columns.
-console = Console() if sys.stdout.isatty() else Console(width=160)
-err_console = Console(stderr=True)
-
-
-def _split(values: list[str] | None) -> list[str]:
-    out: list[str] = []
-    for value in values or []:
-        out.extend(v.strip() for v in value.split(",") if v.strip())
-    return out
-
-
-def _parse_sets(values: list[str] | None) -> dict[str, str]:
-    from lakelogic.contract.overrides import parse_set_option
-
-    return dict(parse_set_option(v) for v in values or [])
-
-
-def _date(value: str | None, flag: str) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise LakeLogicError(f"{flag}: expected a date YYYY-MM-DD, got {value!r}") from None
-
-
-def _window_spec(
-    window: str,
-    start: str | None,
-    end: str | None,
-    reprocess: str | None,
-    rstart: str | None,
-    rend: str | None,
-) -> WindowSpec:
-    if reprocess or rstart or rend:
-        day = _date(reprocess, "--reprocess-date")
-        return WindowSpec(
-            "reprocess",
-            day or _date(rstart, "--reprocess-start-date"),
-            day or _date(rend, "--reprocess-end-date"),
-        )
-    return WindowSpec(window, _date(start, "--window-start-date"), _date(end, "--window-end-date"))
-
-
-def _spark_runner(engine: str) -> tuple[ContractRunner, Any]:
-    if engine != "spark":
-        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
-    from lakelogic.driver.spark_runner import spark_contract_runner
-
-    return spark_contract_runner(_spark(engine), engine=engine)
 
 
 @app.command()
@@ -167,7 +126,7 @@ def main(
 ) -> None:
     """Run the selected contracts layer by layer; exit 0 ok, 1 failure, 2 configuration error."""
     try:
-        spec = _window_spec(
+        spec = window_spec(
             window,
             window_start_date,
             window_end_date,
@@ -178,13 +137,13 @@ def main(
         backfill: list[Window] = []
         if backfill_start_date or backfill_end_date:
             start, end = (
-                _date(backfill_start_date, "--backfill-start-date"),
-                _date(backfill_end_date, "--backfill-end-date"),
+                parse_date(backfill_start_date, "--backfill-start-date"),
+                parse_date(backfill_end_date, "--backfill-end-date"),
             )
             if start is None or end is None:
                 raise LakeLogicError("--backfill-start-date and --backfill-end-date go together")
             backfill = backfill_windows(start, end, backfill_granularity)
-        overrides = _parse_sets(set_)
+        overrides = parse_sets(set_)
         pipeline = load_pipeline(
             registry,
             reference=reference_registry,
@@ -192,9 +151,9 @@ def main(
             env=env,
             overrides=overrides,
             dims_first=not no_dims_first,
-            layers=_split(layers),
-            entities=_split(entities),
-            contracts=_split(contracts),
+            layers=split_values(layers),
+            entities=split_values(entities),
+            contracts=split_values(contracts),
             strict_layer_order=strict_layer_order,
             packs=PackOptions(policy_pack, policy_pack_dir),
         )
@@ -221,27 +180,27 @@ def main(
         engine=engine,
         overrides=tuple(set_),
     )
-    resets = _reset_selection(pipeline, reset_entities, reset_layers, reload_entities, reload_layers)
+    resets = reset_selection(pipeline, reset_entities, reset_layers, reload_entities, reload_layers)
     if resets:
-        reload = bool(_split(reload_entities) or _split(reload_layers))
+        reload = bool(split_values(reload_entities) or split_values(reload_layers))
         if dry_run:
             console.print(
                 f"dry run: would reset {', '.join(sorted(resets))}" + (" and reload them" if reload else "")
             )
         else:
-            _confirm_and_reset(pipeline, resets, store, pipeline_run_id, yes=yes)
+            confirm_and_reset(pipeline, resets, store, pipeline_run_id, yes=yes)
             if not reload:
                 raise typer.Exit(0)
         pipeline.selected = set(resets)
         options.window = WindowSpec("none")  # a reload reads everything again (§17)
     if dry_run:
-        run = PipelineRun(pipeline.dag, _no_runner, selected=pipeline.selected, options=options, store=store,
+        run = PipelineRun(pipeline.dag, no_runner, selected=pipeline.selected, options=options, store=store,
                           pipeline_run_id=pipeline_run_id)  # fmt: skip
         render_plan(console, pipeline.dag, run.plan())
         raise typer.Exit(0)
 
     try:
-        runner, cancel = _spark_runner(engine)
+        runner, cancel = spark_runner(engine)
     except LakeLogicError as exc:
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
@@ -265,8 +224,8 @@ def main(
         windows = [None]
         backfill_id = resumed.backfill_id
     codes: list[int] = []
-    tags = dict(kv.split("=", 1) for kv in _split([metrics_tags] if metrics_tags else []) if "=" in kv)
-    exporter = _exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
+    tags = dict(kv.split("=", 1) for kv in split_values([metrics_tags] if metrics_tags else []) if "=" in kv)
+    exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for index, fixed in enumerate(windows):
         options.window_override = fixed
         options.backfill_id = backfill_id
@@ -312,72 +271,6 @@ def main(
         time.sleep(max(0.0, metrics_linger_seconds))  # let a scraper read the final values
         exporter.shutdown()
     raise typer.Exit(1 if 1 in codes else 3 if 3 in codes else 0)
-
-
-def _spark(engine: str) -> Any:
-    if engine != "spark":
-        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
-    from lakelogic.engines.spark.session import spark_session
-
-    return spark_session()
-
-
-def _reset_selection(
-    pipeline: Pipeline,
-    entities: list[str],
-    layers: list[str],
-    reload_entities: list[str],
-    reload_layers: list[str],
-) -> set[str]:
-    ents = _split(entities) + _split(reload_entities)
-    lays = _split(layers) + _split(reload_layers)
-    if not ents and not lays:
-        return set()
-    try:
-        chosen = select(pipeline.dag, layers=lays or None, entities=ents or None)
-    except LakeLogicError as exc:
-        err_console.print(f"[red]configuration error[/red]: {exc}")
-        raise typer.Exit(2) from None
-    return {n for n in chosen if pipeline.dag.nodes[n].enabled}
-
-
-def _confirm_and_reset(
-    pipeline: Pipeline, resets: set[str], store: Any, pipeline_run_id: str | None, *, yes: bool
-) -> None:
-    from lakelogic.driver.reset import reset_nodes
-
-    names = ", ".join(sorted(resets))
-    if not yes and not typer.confirm(f"Empty the targets and quarantine tables of {names}?"):
-        raise typer.Exit(1)
-    nodes = [pipeline.dag.nodes[n] for n in sorted(resets)]
-    try:
-        results = reset_nodes(_spark("spark"), nodes, store=store, pipeline_run_id=pipeline_run_id)
-    except LakeLogicError as exc:
-        err_console.print(f"[red]reset failed[/red]: {exc}")
-        raise typer.Exit(1) from None
-    for result in results:
-        console.print(f"reset {result.node_id}: emptied {', '.join(result.emptied) or 'nothing'}")
-
-
-def _exporter(
-    backend: str | None, host: str, port: int, prefix: str, tags: dict[str, str]
-) -> PrometheusExporter | None:
-    if backend in (None, "none"):
-        return None
-    if backend != "prometheus":
-        err_console.print(
-            f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus"
-        )
-        raise typer.Exit(2)
-    from lakelogic.runlog.prometheus import PrometheusExporter
-
-    exporter = PrometheusExporter(prefix=prefix, tags=tags)
-    exporter.serve(port, host)
-    return exporter
-
-
-def _no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract
-    raise LakeLogicError("dry run: no contract may run")
 
 
 def _execute(

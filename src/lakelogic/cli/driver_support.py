@@ -1,0 +1,136 @@
+"""Flag parsing and side tasks of ``lakelogic-driver`` (windows, reset, metrics exporter, Spark runner)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+from lakelogic.driver.load import Pipeline, select
+from lakelogic.driver.runner import ContractRunner
+from lakelogic.driver.windows import WindowSpec
+from lakelogic.errors import LakeLogicError
+
+if TYPE_CHECKING:
+    from lakelogic.runlog.prometheus import PrometheusExporter
+
+# Piped output (CI logs, the demo) has no terminal width; do not squeeze tables into 80 columns.
+console = Console() if sys.stdout.isatty() else Console(width=160)
+err_console = Console(stderr=True)
+
+
+def split_values(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+def parse_sets(values: list[str] | None) -> dict[str, str]:
+    from lakelogic.contract.overrides import parse_set_option
+
+    return dict(parse_set_option(v) for v in values or [])
+
+
+def parse_date(value: str | None, flag: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise LakeLogicError(f"{flag}: expected a date YYYY-MM-DD, got {value!r}") from None
+
+
+def window_spec(
+    window: str,
+    start: str | None,
+    end: str | None,
+    reprocess: str | None,
+    rstart: str | None,
+    rend: str | None,
+) -> WindowSpec:
+    if reprocess or rstart or rend:
+        day = parse_date(reprocess, "--reprocess-date")
+        return WindowSpec(
+            "reprocess",
+            day or parse_date(rstart, "--reprocess-start-date"),
+            day or parse_date(rend, "--reprocess-end-date"),
+        )
+    return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
+
+
+def spark_runner(engine: str) -> tuple[ContractRunner, Any]:
+    if engine != "spark":
+        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    from lakelogic.driver.spark_runner import spark_contract_runner
+
+    return spark_contract_runner(spark_for(engine), engine=engine)
+
+
+def spark_for(engine: str) -> Any:
+    if engine != "spark":
+        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    from lakelogic.engines.spark.session import spark_session
+
+    return spark_session()
+
+
+def reset_selection(
+    pipeline: Pipeline,
+    entities: list[str],
+    layers: list[str],
+    reload_entities: list[str],
+    reload_layers: list[str],
+) -> set[str]:
+    ents = split_values(entities) + split_values(reload_entities)
+    lays = split_values(layers) + split_values(reload_layers)
+    if not ents and not lays:
+        return set()
+    try:
+        chosen = select(pipeline.dag, layers=lays or None, entities=ents or None)
+    except LakeLogicError as exc:
+        err_console.print(f"[red]configuration error[/red]: {exc}")
+        raise typer.Exit(2) from None
+    return {n for n in chosen if pipeline.dag.nodes[n].enabled}
+
+
+def confirm_and_reset(
+    pipeline: Pipeline, resets: set[str], store: Any, pipeline_run_id: str | None, *, yes: bool
+) -> None:
+    from lakelogic.driver.reset import reset_nodes
+
+    names = ", ".join(sorted(resets))
+    if not yes and not typer.confirm(f"Empty the targets and quarantine tables of {names}?"):
+        raise typer.Exit(1)
+    nodes = [pipeline.dag.nodes[n] for n in sorted(resets)]
+    try:
+        results = reset_nodes(spark_for("spark"), nodes, store=store, pipeline_run_id=pipeline_run_id)
+    except LakeLogicError as exc:
+        err_console.print(f"[red]reset failed[/red]: {exc}")
+        raise typer.Exit(1) from None
+    for result in results:
+        console.print(f"reset {result.node_id}: emptied {', '.join(result.emptied) or 'nothing'}")
+
+
+def metrics_exporter(
+    backend: str | None, host: str, port: int, prefix: str, tags: dict[str, str]
+) -> PrometheusExporter | None:
+    if backend in (None, "none"):
+        return None
+    if backend != "prometheus":
+        err_console.print(
+            f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus"
+        )
+        raise typer.Exit(2)
+    from lakelogic.runlog.prometheus import PrometheusExporter
+
+    exporter = PrometheusExporter(prefix=prefix, tags=tags)
+    exporter.serve(port, host)
+    return exporter
+
+
+def no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract
+    raise LakeLogicError("dry run: no contract may run")
