@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from lakelogic.cli import dag_cmd, plan_cmd, registry_cmd, run_cmd, runs_cmd, table_cmd, validate_cmd
+from lakelogic.cli import (
+    dag_cmd,
+    plan_cmd,
+    registry_cmd,
+    reset_cmd,
+    run_cmd,
+    runs_cmd,
+    table_cmd,
+    validate_cmd,
+)
 
 app = typer.Typer(
     name="lakelogic",
@@ -14,7 +23,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (validate_cmd, plan_cmd, run_cmd, table_cmd, runs_cmd, registry_cmd, dag_cmd):
+for module in (validate_cmd, plan_cmd, run_cmd, table_cmd, runs_cmd, registry_cmd, dag_cmd, reset_cmd):
     module.register(app)
 
 
