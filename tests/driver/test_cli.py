@@ -96,3 +96,16 @@ def test_runs_lists_and_filters(tmp_path: Path) -> None:
     assert [r["run_id"] for r in rows] == ["b"] and rows[0]["report"]["contract"] == "y"
     table = runner.invoke(app, ["runs", "--run-log-database", str(db)])
     assert "x" in table.output and "failed" in table.output
+
+
+def test_registry_validate_strict_fails_on_warnings(project: Path) -> None:
+    reg = project / "c" / "_registry.yaml"
+    reg.write_text(
+        reg.read_text().replace("  - entity: orders\n", "  - entity: orders\n    enabled: false\n")
+    )
+    lenient = runner.invoke(app, ["registry", "validate", str(project / "c")])
+    assert (
+        lenient.exit_code == 0
+        and "bronze.bronze_orders is disabled but silver.silver_orders" in lenient.output
+    )
+    assert runner.invoke(app, ["registry", "validate", "--strict", str(project / "c")]).exit_code == 1

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from lakelogic.contract.hierarchy import resolve_effective
 from lakelogic.contract.hierarchy.merge import get_path
+from lakelogic.driver.dag import ContractDag
 from lakelogic.driver.load import ConfigurationError, load_pipeline
 from lakelogic.errors import ContractError, LakeLogicError
 
@@ -92,6 +93,7 @@ def explain(
 def validate(
     path: Path = typer.Argument(..., exists=True, help="Registry file, _system.yaml or directory."),
     env: str | None = typer.Option(None, "--env"),
+    strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
 ) -> None:
     """Check every hierarchy file, registry and contract under PATH (paths, upstreams, cycles)."""
     console = Console()
@@ -101,8 +103,25 @@ def validate(
         Console(stderr=True).print(f"[red]invalid[/red]: {exc}")
         raise typer.Exit(2) from None
     dag = pipeline.dag
+    warnings = validation_warnings(pipeline.dag)
+    for warning in warnings:
+        console.print(f"[yellow]warning[/yellow]: {warning}")
+    if strict and warnings:
+        raise typer.Exit(1)
     console.print(f"[green]valid[/green]: {len(dag.nodes)} contracts, {dag.graph.number_of_edges()} edges, "
                   f"layers {', '.join(dag.layers())}")  # fmt: skip
+
+
+def validation_warnings(dag: ContractDag) -> list[str]:
+    """Things that load but deserve a look: disabled entries others depend on, deprecated contracts."""
+    out = []
+    for node in sorted(dag.nodes.values(), key=lambda n: n.id):
+        if not node.enabled and dag.downstreams(node.id):
+            out.append(f"{node.id} is disabled but {', '.join(dag.downstreams(node.id))} depend on it")
+        status = (node.data.get("info") or {}).get("status")
+        if status == "deprecated":
+            out.append(f"{node.id} ({node.contract_file}) is deprecated")
+    return out
 
 
 def register(app: typer.Typer) -> None:
