@@ -6,11 +6,25 @@ the default), so they are set inside the worker thread that runs the contract (D
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from lakelogic.driver.runner import ContractRunner, RunRequest
+from lakelogic.driver.execution import ContractRunner, RunRequest
 from lakelogic.report import RunReport
+
+
+@contextmanager
+def node_scope(context: Any, node_id: str, description: str) -> Iterator[None]:
+    """Run the enclosed Spark jobs in the FAIR pool and job group ``node_id`` (this thread only)."""
+    context.setLocalProperty("spark.scheduler.pool", node_id)
+    context.setJobGroup(node_id, description, interruptOnCancel=True)
+    try:
+        yield
+    finally:
+        context.setLocalProperty("spark.scheduler.pool", None)
+        context.setLocalProperty("spark.jobGroup.id", None)
+        context.setLocalProperty("spark.job.description", None)
 
 
 def spark_contract_runner(
@@ -23,25 +37,19 @@ def spark_contract_runner(
 
     def run(request: RunRequest) -> RunReport:
         node = request.node
-        context.setLocalProperty("spark.scheduler.pool", node.id)
-        context.setJobGroup(node.id, f"lakelogic {node.id} run {request.run_id}", interruptOnCancel=True)
-        try:
+        with node_scope(context, node.id, f"lakelogic {node.id} run {request.run_id}"):
             contract = node.effective.contract if node.effective is not None else node.contract_file
             processor = DataProcessor(contract, engine=engine, spark=spark)
-            window = (request.window.start, request.window.end)
             result = processor.run(
                 materialize=True,
                 run_id=request.run_id,
                 pipeline_run_id=request.pipeline_run_id,
-                window=window,
+                window=(request.window.start, request.window.end),
             )
             report: RunReport = result.report
             report.window.label = request.window.label
             report.window.reason = request.window.reason
             return report
-        finally:
-            context.setLocalProperty("spark.scheduler.pool", None)
-            context.setLocalProperty("spark.jobGroup.id", None)
 
     def cancel(node_id: str) -> None:
         context.cancelJobGroup(node_id)
