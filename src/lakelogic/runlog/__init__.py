@@ -34,6 +34,7 @@ def set_default_store(store: RunLogStore | None) -> None:
     global _process_store
     _process_store = store
 
+
 __all__ = [
     "DEFAULT_TABLE",
     "RUN_LOG_COLUMNS",
