@@ -62,3 +62,18 @@ def test_state_is_written_and_resume_reruns_only_unfinished(tmp_path: Path) -> N
 def test_missing_state_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RegistryError, match="no state file"):
         load_state(tmp_path / "nope.json")
+
+
+def test_node_in_flight_at_a_crash_resumes_with_its_run_id(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    dag = build_dag([node("a", "bronze")])
+    state = DriverState(path, "p1", AS_OF)
+    crashed = FakeRunner({"a": raises(KeyboardInterrupt())})
+    with pytest.raises(KeyboardInterrupt):  # the driver dies mid-run
+        PipelineRun(dag, crashed, pipeline_run_id="p1", as_of=AS_OF, state=state).execute()
+    saved = json.loads(path.read_text())["nodes"]["bronze.a"]
+    assert saved["status"] == "running" and saved["run_id"]
+    resumed = load_state(path)
+    again = FakeRunner()
+    PipelineRun(dag, again, pipeline_run_id="p1", as_of=AS_OF, state=resumed, resume=resumed).execute()
+    assert again.calls[0].run_id == saved["run_id"]

@@ -193,7 +193,13 @@ class PipelineRun:
             if block is not None:
                 self._skip(node, block, window)
                 continue
-            request = RunRequest(node, str(uuid.uuid4()), self.pipeline_run_id, window, self.as_of)
+            # A node that was in flight when a resumed run crashed keeps its run id, so the commit
+            # markers of that run id make a commit that already landed a no-op (DRIVER §14).
+            in_flight = saved is not None and saved.status == "running" and saved.run_id
+            run_id = saved.run_id if in_flight and saved is not None and saved.run_id else str(uuid.uuid4())
+            request = RunRequest(node, run_id, self.pipeline_run_id, window, self.as_of)
+            if self.state is not None:
+                self.state.record_start(node_id, run_id, window)
             self.on_event(node_id, "running", None)
             future = pool.submit(self._attempts, request)
             deadline = self._deadline(node)

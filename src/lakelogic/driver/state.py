@@ -88,6 +88,12 @@ class DriverState:
             )
             atomic_write_json(self.path, self.to_dict())
 
+    def record_start(self, node_id: str, run_id: str, window: Window) -> None:
+        """Mark a node in flight with its run id, so a crash leaves the run id to resume with."""
+        with self._lock:
+            self.nodes[node_id] = SavedNode(status="running", run_id=run_id, window=window)
+            atomic_write_json(self.path, self.to_dict())
+
     def save(self) -> None:
         with self._lock:
             atomic_write_json(self.path, self.to_dict())
