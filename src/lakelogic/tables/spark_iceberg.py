@@ -166,13 +166,39 @@ class IcebergTable:
         if not self.exists():
             self._create(frame, stamp, spec)
             return self._result(stamp)
-        condition = F.lit(True)
+        # One MERGE: insert every batch row, delete target rows in the window. (DataFrameWriterV2
+        # overwrite(condition) only works when the window aligns with whole files/partitions.)
+        bounds = []
         if start is not None:
-            condition = condition & (F.col(quote_ident(column)) >= F.lit(start))
+            bounds.append(
+                f"t.{quote_ident(column)} >= CAST({sql_string(str(start))} AS {self._type_of(column)})"
+            )
         if end is not None:
-            condition = condition & (F.col(quote_ident(column)) < F.lit(end))
-        self._writer(frame, stamp).overwrite(condition)
+            bounds.append(
+                f"t.{quote_ident(column)} < CAST({sql_string(str(end))} AS {self._type_of(column)})"
+            )
+        view = f"_ll_reprocess_{uuid.uuid4().hex[:12]}"
+        frame.createOrReplaceTempView(view)
+        cols = ", ".join(quote_ident(c) for c in frame.columns)
+        values = ", ".join(f"s.{quote_ident(c)}" for c in frame.columns)
+        statement = (
+            f"MERGE INTO {self.sql_name} t USING {view} s ON 1 = 0 "
+            f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({values}) "
+            f"WHEN NOT MATCHED BY SOURCE AND {' AND '.join(bounds) or 'true'} THEN DELETE"
+        )
+
+        def run_merge() -> None:
+            self.spark.sql(statement)
+
+        try:
+            run_with_commit_properties(self.spark, stamp.properties(), run_merge)
+        finally:
+            self.spark.catalog.dropTempView(view)
         return self._result(stamp)
+
+    def _type_of(self, column: str) -> str:
+        schema = self.schema()
+        return schema[column].dataType.simpleString() if schema is not None else "STRING"
 
     def apply_changes(
         self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
