@@ -88,11 +88,13 @@ def render_plan(
     console: Console, dag: ContractDag, plan: list[tuple[str, int, str, Window, Block | None]]
 ) -> None:
     table = Table(title="dry run: what would run")
-    for column in ("layer", "gen", "node", "window", "decision"):
-        table.add_column(column)
+    for column in ("layer", "gen", "node", "source", "window", "decision"):
+        table.add_column(column, overflow="fold")
     for layer, gen, node_id, window, block in plan:
         decision = "[green]run[/green]" if block is None else f"[magenta]skip[/magenta]: {block.describe()}"
-        table.add_row(layer, str(gen), node_id, window.describe(), decision)
+        source = dag.nodes[node_id].data.get("source") or {}
+        location = str(source.get("path") or source.get("table") or source.get("type") or "")
+        table.add_row(layer, str(gen), node_id, location, window.describe(), decision)
     console.print(table)
 
 
