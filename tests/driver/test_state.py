@@ -13,7 +13,7 @@ from lakelogic.driver.runner import DriverOptions, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.windows import WindowSpec
 from lakelogic.errors import RegistryError
-from tests.driver.helpers import FakeRunner, dataset_rule_fails, node, raises
+from tests.driver.helpers import FakeRunner, dataset_rule_fails, node, ok, raises
 
 AS_OF = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -69,11 +69,30 @@ def test_node_in_flight_at_a_crash_resumes_with_its_run_id(tmp_path: Path) -> No
     dag = build_dag([node("a", "bronze")])
     state = DriverState(path, "p1", AS_OF)
     crashed = FakeRunner({"a": raises(KeyboardInterrupt())})
+    cancelled: list[str] = []
     with pytest.raises(KeyboardInterrupt):  # the driver dies mid-run
-        PipelineRun(dag, crashed, pipeline_run_id="p1", as_of=AS_OF, state=state).execute()
+        PipelineRun(
+            dag, crashed, pipeline_run_id="p1", as_of=AS_OF, state=state, cancel=cancelled.append
+        ).execute()
     saved = json.loads(path.read_text())["nodes"]["bronze.a"]
     assert saved["status"] == "running" and saved["run_id"]
     resumed = load_state(path)
     again = FakeRunner()
     PipelineRun(dag, again, pipeline_run_id="p1", as_of=AS_OF, state=resumed, resume=resumed).execute()
     assert again.calls[0].run_id == saved["run_id"]
+
+
+def test_interrupt_cancels_nodes_still_running(tmp_path: Path) -> None:
+    import time
+
+    dag = build_dag([node("a", "bronze"), node("b", "bronze")])
+
+    def slow(request):
+        time.sleep(0.5)
+        return ok(request)
+
+    cancelled: list[str] = []
+    fake = FakeRunner({"a": raises(KeyboardInterrupt()), "b": slow})
+    with pytest.raises(KeyboardInterrupt):
+        PipelineRun(dag, fake, options=DriverOptions(max_workers=2), cancel=cancelled.append).execute()
+    assert cancelled == ["bronze.b"]

@@ -160,6 +160,14 @@ class PipelineRun:
                     node_id, window, t_start, _deadline = running.pop(future)
                     self._finish(node_id, window, t_start, future)
                 expired = self._expire(running) or expired
+        except BaseException:
+            # Interrupted (Ctrl-C, a crashed runner): stop the Spark work of every node still running; the
+            # state file keeps them `running`, so --resume picks them up with the same run ids.
+            for node_id, *_rest in running.values():
+                if self.cancel is not None:
+                    self.cancel(node_id)
+            expired = True
+            raise
         finally:
             # A timed-out worker may still be busy; its result is ignored, so do not wait for it.
             pool.shutdown(wait=not expired, cancel_futures=True)
