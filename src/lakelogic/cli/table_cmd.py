@@ -1,9 +1,67 @@
-"""Placeholder: commands of this module are registered by register(app)."""
+"""``lakelogic ddl CONTRACT``: print (or create) the target and quarantine tables of a contract.
+
+``lakelogic reset`` lives in ``reset_cmd`` (it also records the reset in the run log).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+
+from lakelogic.errors import ContractError, LakeLogicError
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the `lakelogic` app."""
+    """Add ``ddl`` to the ``lakelogic`` app."""
+    app.command("ddl")(ddl)
+
+
+def ddl(
+    contract: Annotated[Path, typer.Argument(help="Contract YAML file.")],
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Create the tables (empty) instead of printing.")
+    ] = False,
+    target: Annotated[
+        str | None, typer.Option("--target", help="Target table or path (overrides the contract).")
+    ] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Environment whose path/format applies.")] = None,
+) -> None:
+    """Print CREATE TABLE statements for CONTRACT's target and quarantine sink, without running it."""
+    from lakelogic.contract.loader import load_contract
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.tables.ddl import apply_ddl, contract_ddl
+    from lakelogic.tables.target import resolve_target
+
+    err = Console(stderr=True)
+    if not contract.is_file():
+        err.print(f"[red]error:[/red] contract file not found: {contract}")
+        raise typer.Exit(1)
+    try:
+        loaded = load_contract(contract)
+        tables = contract_ddl(
+            loaded, compile_contract(loaded), resolve_target(loaded, target=target, env=env)
+        )
+    except ContractError as exc:
+        err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
+        for problem in exc.problems:
+            err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    except LakeLogicError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False, markup=False)
+        raise typer.Exit(1) from None
+    if not apply:
+        typer.echo("\n\n".join(t.statement for t in tables))
+        return
+    from lakelogic.engines.spark.session import spark_session
+
+    spark = spark_session()
+    for table in tables:
+        try:
+            created = apply_ddl(spark, table)
+        except LakeLogicError as exc:
+            err.print(f"[red]error:[/red] {table.target.name}: {exc}", highlight=False, markup=False)
+            raise typer.Exit(1) from None
+        typer.echo(f"{'created' if created else 'exists '} {table.target.format} {table.target.name}")

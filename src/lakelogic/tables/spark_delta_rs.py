@@ -135,7 +135,7 @@ class DeltaRsTable(FileTableBase):
             if not self.exists():
                 from deltalake.transaction import create_table_with_add_actions
 
-                configuration = dict(spec.table_properties) or None
+                configuration = spec.table_properties_for("delta") or None
                 create_table_with_add_actions(
                     self.target.name,
                     deltalake.Schema.from_arrow(arrow_schema),

@@ -22,14 +22,6 @@ from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
 
-ROW_LEVEL_DEFAULTS = {
-    # Row-level writes (merge, SCD2) touch few rows of large files; merge-on-read writes delete files
-    # instead of rewriting whole data files (copy-on-write). Contract table_properties win.
-    "write.merge.mode": "merge-on-read",
-    "write.update.mode": "merge-on-read",
-    "write.delete.mode": "merge-on-read",
-}
-
 
 def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
@@ -109,11 +101,7 @@ class IcebergTable:
         return writer
 
     def _properties(self, spec: WriteSpec) -> dict[str, str]:
-        props: dict[str, str] = {}
-        if spec.strategy in ("merge", "scd2"):
-            props.update(ROW_LEVEL_DEFAULTS)
-        props.update(spec.table_properties)
-        return props
+        return spec.table_properties_for("iceberg")
 
     def _create(
         self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, replace: bool = False

@@ -28,6 +28,14 @@ LINEAGE_DEFAULTS = {
     "created_by": "_lakelogic_created_by",
 }
 
+ICEBERG_ROW_LEVEL_DEFAULTS = {
+    # Row-level writes (merge, SCD2) touch few rows of large files; merge-on-read writes delete files
+    # instead of rewriting whole data files (copy-on-write). Contract table_properties win.
+    "write.merge.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.delete.mode": "merge-on-read",
+}
+
 _SCD2_ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp_field": ("timestamp_field", "change_date_field"),
     "effective_from_field": ("effective_from_field", "effective_from", "start_date_field"),
@@ -98,6 +106,19 @@ class WriteSpec:
     @property
     def cdc_enabled(self) -> bool:
         return bool(self.cdc_op_field)
+
+    def table_properties_for(self, fmt: str) -> dict[str, str]:
+        """Properties a new table gets: Iceberg row-level defaults for merge/SCD2, then the contract's.
+
+        ``delta.*`` keys go only to Delta tables and every other key only to Iceberg (Delta rejects
+        unknown properties), so one contract can target either format."""
+        props: dict[str, str] = {}
+        if fmt == "iceberg" and self.strategy in ("merge", "scd2"):
+            props.update(ICEBERG_ROW_LEVEL_DEFAULTS)
+        for key, value in self.table_properties.items():
+            if (fmt == "delta") == key.startswith("delta.") and fmt in ("iceberg", "delta"):
+                props[key] = value
+        return props
 
     def ignored_in_compare(self) -> set[str]:
         """Columns whose differences never count as a change (lineage, CDC operation)."""

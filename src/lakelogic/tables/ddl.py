@@ -1,0 +1,137 @@
+"""CREATE TABLE statements for a contract's target and quarantine sink, without running the pipeline.
+
+Columns come from the compiled plan: model fields (their Spark types), lineage columns when enabled, SCD2
+columns the runtime adds; the quarantine sink adds the error columns of SEMANTICS §11. ``apply_ddl``
+creates the (empty) tables through the same adapters the writes use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.plan.steps import AddLineage, Plan
+from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
+from lakelogic.tables.target import ResolvedTarget
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_LINEAGE_TYPES = {"processed_at": "TIMESTAMP", "created_at": "TIMESTAMP"}
+QUARANTINE_COLUMNS = (
+    ("_lakelogic_errors", "ARRAY<STRING>"),
+    ("_lakelogic_categories", "ARRAY<STRING>"),
+    ("_lakelogic_run_id", "STRING"),
+    ("_lakelogic_quarantined_at", "TIMESTAMP"),
+)
+
+
+@dataclass(frozen=True)
+class TableDDL:
+    target: ResolvedTarget
+    columns: tuple[tuple[str, str], ...]
+    spec: WriteSpec
+    statement: str
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "\\'") + "'"
+
+
+def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
+    """(name, Spark SQL type) of the target in write order."""
+    columns = [(f.name, f.type.spark_sql()) for f in plan.fields]
+    names = {n for n, _ in columns}
+    for step in plan.of_kind(AddLineage):
+        assert isinstance(step, AddLineage)
+        for column, kind in step.columns.items():
+            if column not in names:
+                columns.append((column, _LINEAGE_TYPES.get(kind, "STRING")))
+                names.add(column)
+    scd = spec.scd2
+    if scd is not None:
+        ts_type = next((t for n, t in columns if n == scd.timestamp_field), "TIMESTAMP")
+        extra = [
+            (scd.effective_from, ts_type),
+            (scd.effective_to, ts_type),
+            (scd.current_flag, "BOOLEAN"),
+            (scd.version_column, "INT"),
+            (scd.surrogate_key, "STRING"),
+            (scd.change_reason_column, "STRING"),
+        ]
+        for name, dtype in extra:
+            if name and name not in names:
+                columns.append((name, dtype))
+                names.add(name)
+    return columns
+
+
+def quarantine_columns(plan: Plan) -> list[tuple[str, str]]:
+    columns = [(f.name, f.type.spark_sql()) for f in plan.fields]
+    names = {n for n, _ in columns}
+    return columns + [(n, t) for n, t in QUARANTINE_COLUMNS if n not in names]
+
+
+def render_create(target: ResolvedTarget, columns: list[tuple[str, str]], spec: WriteSpec) -> str:
+    """A CREATE TABLE statement in Spark SQL for the target's format."""
+    body = ",\n  ".join(f"{_quote(n)} {t}" for n, t in columns)
+    if target.is_table:
+        name = ".".join(_quote(p) for p in target.name.split("."))
+    else:
+        name = _quote(target.name.rstrip("/").rsplit("/", 1)[-1])  # registered name; data at LOCATION
+    ddl = f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}\n) USING {target.format}"
+    partition_by = [c for c in spec.partition_by if c in {n for n, _ in columns}]
+    if partition_by:
+        ddl += "\nPARTITIONED BY (" + ", ".join(_quote(c) for c in partition_by) + ")"
+    if not target.is_table:
+        ddl += f"\nLOCATION {_sql_string(target.name)}"
+    properties = spec.table_properties_for(target.format)
+    if properties:
+        ddl += (
+            "\nTBLPROPERTIES ("
+            + ", ".join(f"{_sql_string(k)} = {_sql_string(v)}" for k, v in properties.items())
+            + ")"
+        )
+    return ddl + ";"
+
+
+def contract_ddl(contract: Any, plan: Plan, resolved: ResolvedTarget) -> list[TableDDL]:
+    """DDL of the target and (when enabled) the quarantine sink."""
+    spec = write_spec_from_contract(contract)
+    out = []
+    columns = tuple(target_columns(plan, spec))
+    out.append(TableDDL(resolved, columns, spec, render_create(resolved, list(columns), spec)))
+    enabled = bool((plan.quarantine or {}).get("enabled", True))
+    if resolved.quarantine is not None and enabled:
+        q_spec = WriteSpec(strategy=resolved.quarantine.write_mode)
+        q_cols = tuple(quarantine_columns(plan))
+        out.append(
+            TableDDL(
+                resolved.quarantine, q_cols, q_spec, render_create(resolved.quarantine, list(q_cols), q_spec)
+            )
+        )
+    return out
+
+
+def apply_ddl(spark: SparkSession, table: TableDDL) -> bool:
+    """Create ``table`` empty if it does not exist (through the write adapters). True when created."""
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    from lakelogic.tables.spark_write import adapter_for, write_frame
+    from lakelogic.tables.stamp import CommitStamp
+
+    adapter = adapter_for(spark, table.target)
+    if adapter.exists():
+        return False
+    schema = _parse_datatype_string("struct<" + ",".join(f"{_quote(n)}:{t}" for n, t in table.columns) + ">")
+    assert isinstance(schema, StructType)
+    empty = spark.createDataFrame([], schema)
+    spec = replace(
+        table.spec, strategy="append", table_properties=table.spec.table_properties_for(table.target.format)
+    )
+    write_frame(spark, empty, table.target, spec, CommitStamp(run_id="ddl", contract="ddl", role="ddl"))
+    return True
