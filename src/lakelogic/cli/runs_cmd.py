@@ -62,9 +62,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Rows as JSON (report_json parsed)."),
         database: Path | None = typer.Option(None, "--run-log-database", help="Run-log DuckDB file."),
         table: str | None = typer.Option(None, "--run-log-table"),
+        backend: str | None = typer.Option(None, "--run-log-backend", help="duckdb (default) or sqlite"),
     ) -> None:
         """List contract runs from the run log, newest first."""
-        store = open_store(database, table=table)
+        store = open_store(database, table=table, backend=backend)
         rows = store.query(
             contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last
         )

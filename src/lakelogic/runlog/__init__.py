@@ -18,6 +18,7 @@ from lakelogic.runlog.store import (
     SUCCESS_STATUSES,
     DuckDBRunLogStore,
     RunLogError,
+    SQLiteRunLogStore,
     default_database_path,
     find_project_root,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "DuckDBRunLogStore",
     "RunLogError",
     "RunLogStore",
+    "SQLiteRunLogStore",
     "default_database_path",
     "find_project_root",
     "open_store",
@@ -59,15 +61,17 @@ def open_store(
     backend: str | None = None,
 ) -> RunLogStore:
     """A store from an instance, a database path, or the default location."""
-    if backend not in (None, "duckdb"):
+    if backend not in (None, "duckdb", "sqlite"):
         raise RunLogError(
             f"run-log backend {backend!r} is not available yet",
-            hint="use duckdb (the default embedded store)",
+            hint="use duckdb (the default embedded store) or sqlite",
         )
     if isinstance(store, DuckDBRunLogStore):
         return store
-    if store is None and table is None and _process_store is not None:
+    if store is None and table is None and backend is None and _process_store is not None:
         return _process_store
+    if backend == "sqlite":
+        return SQLiteRunLogStore(store, table or DEFAULT_TABLE)
     return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
 
 

@@ -73,6 +73,7 @@ RUN_LOG_COLUMNS: dict[str, str] = {
 }
 
 TIMESTAMP_COLUMNS = frozenset(name for name, kind in RUN_LOG_COLUMNS.items() if kind == "TIMESTAMP")
+BOOLEAN_COLUMNS = frozenset(name for name, kind in RUN_LOG_COLUMNS.items() if kind == "BOOLEAN")
 
 # Columns a caller may set beside the report (driver context the report does not carry).
 EXTRA_COLUMNS = frozenset(

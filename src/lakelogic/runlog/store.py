@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from lakelogic.errors import LakeLogicError, MissingDependencyError
-from lakelogic.runlog.record import RUN_LOG_COLUMNS, TIMESTAMP_COLUMNS, normalise_row
+from lakelogic.runlog.record import BOOLEAN_COLUMNS, RUN_LOG_COLUMNS, TIMESTAMP_COLUMNS, normalise_row
 
 T = TypeVar("T")
 
@@ -93,7 +93,6 @@ class DuckDBRunLogStore:
         self.path = Path(database).expanduser() if database else default_database_path()
         self.table = table
         self._lock = _lock_for(self.path)
-        self._ready = False
 
     def __repr__(self) -> str:
         return f"DuckDBRunLogStore({str(self.path)!r}, table={self.table!r})"
@@ -119,14 +118,11 @@ class DuckDBRunLogStore:
         )
         return retrying(action)()
 
-    def _ensure_table(self, con: Any) -> None:
-        if self._ready:
-            return
-        if "." in self.table:
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.table.split('.')[0]}")
-        cols = ", ".join(f"{name} {kind}" for name, kind in RUN_LOG_COLUMNS.items())
-        con.execute(f"CREATE TABLE IF NOT EXISTS {self.table} ({cols})")
-        self._ready = True
+    def _create(self, con: Any, table: str, columns: Mapping[str, str]) -> None:
+        if "." in table:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.split('.')[0]}")
+        cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
 
     def _table_exists(self, con: Any) -> bool:
         schema, _, name = self.table.rpartition(".")
@@ -136,6 +132,30 @@ class DuckDBRunLogStore:
         ).fetchone()
         return bool(found and found[0])
 
+    def _encode(self, value: Any) -> Any:
+        """A Python value as the database stores it (DuckDB takes datetimes and booleans as they are)."""
+        return value
+
+    def _decode(self, row: dict[str, Any]) -> dict[str, Any]:
+        return _aware(row)
+
+    def upsert(self, table: str, columns: Mapping[str, str], row: Mapping[str, Any]) -> None:
+        """Insert or replace ``row`` (by the table's primary key), creating ``table`` when missing."""
+        if not _IDENT.match(table):
+            raise RunLogError(f"invalid table name {table!r}", hint="use name or schema.name")
+        names = list(columns)
+        placeholders = ", ".join("?" for _ in names)
+        sql = f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({placeholders})"
+
+        def action() -> None:
+            with self._lock, self._connect() as con:
+                self._create(con, table, columns)
+                con.execute(sql, [self._encode(row.get(n)) for n in names])
+                if hasattr(con, "commit"):
+                    con.commit()
+
+        self._with_retry(action)
+
     def exists(self) -> bool:
         """Whether the store file exists (a dry run reads only existing stores and never creates one)."""
         return self.path.exists()
@@ -144,17 +164,7 @@ class DuckDBRunLogStore:
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Upsert one row by ``run_id``."""
-        values = normalise_row(row)
-        names = list(values)
-        placeholders = ", ".join("?" for _ in names)
-        sql = f"INSERT OR REPLACE INTO {self.table} ({', '.join(names)}) VALUES ({placeholders})"
-
-        def action() -> None:
-            with self._lock, self._connect() as con:
-                self._ensure_table(con)
-                con.execute(sql, [values[n] for n in names])
-
-        self._with_retry(action)
+        self.upsert(self.table, RUN_LOG_COLUMNS, normalise_row(row))
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -163,7 +173,7 @@ class DuckDBRunLogStore:
     ) -> list[dict]:
         if not self.exists():
             return []
-        sql = f"SELECT * FROM {self.table}"
+        sql = f"SELECT * FROM {self.table} AS t"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY {order}"
@@ -176,7 +186,7 @@ class DuckDBRunLogStore:
                     return []  # reads never create anything (a dry run writes nothing)
                 cursor = con.execute(sql, list(params))
                 names = [d[0] for d in cursor.description]
-                return [_aware(dict(zip(names, rec, strict=True))) for rec in cursor.fetchall()]
+                return [self._decode(dict(zip(names, rec, strict=True))) for rec in cursor.fetchall()]
 
         return self._with_retry(action)
 
@@ -211,8 +221,8 @@ class DuckDBRunLogStore:
         # Rows before the latest reset row are invisible to window and freshness decisions (DRIVER §15.1).
         where = [
             "contract = ?",
-            "started_at >= COALESCE((SELECT MAX(started_at) FROM "
-            f"{self.table} WHERE contract = ? AND status = 'reset'), TIMESTAMP '1900-01-01')",
+            f"NOT EXISTS (SELECT 1 FROM {self.table} AS r WHERE r.contract = ? AND r.status = 'reset' "
+            "AND r.started_at > t.started_at)",
         ]
         return where, [contract, contract]
 
@@ -230,3 +240,63 @@ class DuckDBRunLogStore:
         where.append("status NOT IN ('skipped', 'reset')")
         rows = self._select(where, params, "started_at DESC NULLS LAST", 1)
         return rows[0] if rows else None
+
+
+def _sqlite_text(value: Any) -> Any:
+    if isinstance(value, datetime):
+        naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return naive.isoformat(sep=" ", timespec="microseconds")  # sorts like the instant it names
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+class SQLiteRunLogStore(DuckDBRunLogStore):
+    """The same run log in a SQLite file (``--run-log-backend sqlite``); instants stored as ISO text."""
+
+    backend = "sqlite"
+
+    def __init__(self, database: str | Path | None = None, table: str = DEFAULT_TABLE) -> None:
+        if "." in table:
+            raise RunLogError(f"SQLite run-log table {table!r} cannot have a schema", hint="use a plain name")
+        path = Path(database) if database else default_database_path().with_suffix(".sqlite")
+        super().__init__(path, table)
+
+    def __repr__(self) -> str:
+        return f"SQLiteRunLogStore({str(self.path)!r}, table={self.table!r})"
+
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        import sqlite3
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(self.path), timeout=60)  # waits for another process's write lock
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def _create(self, con: Any, table: str, columns: Mapping[str, str]) -> None:
+        if "." in table:
+            raise RunLogError(f"SQLite table {table!r} cannot have a schema", hint="use a plain name")
+        cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+
+    def _table_exists(self, con: Any) -> bool:
+        found = con.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [self.table]
+        )
+        row = found.fetchone()
+        return bool(row and row[0])
+
+    def _encode(self, value: Any) -> Any:
+        return _sqlite_text(value)
+
+    def _decode(self, row: dict[str, Any]) -> dict[str, Any]:
+        for name in TIMESTAMP_COLUMNS:
+            if isinstance(row.get(name), str):
+                row[name] = datetime.fromisoformat(row[name]).replace(tzinfo=UTC)
+        for name in BOOLEAN_COLUMNS:
+            if row.get(name) is not None:
+                row[name] = bool(row[name])
+        return row

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lakelogic.runlog.record import to_utc_naive
-from lakelogic.runlog.store import DuckDBRunLogStore, RunLogError
+from lakelogic.runlog.store import DuckDBRunLogStore, RunLogError, SQLiteRunLogStore
 
 SUMMARY_COLUMNS: dict[str, str] = {
     "pipeline_run_id": "VARCHAR PRIMARY KEY",
@@ -140,22 +140,12 @@ def write_summary(
     summary: PipelineSummary, *, table: str, database: str | Path | None = None, backend: str = "duckdb"
 ) -> None:
     """Upsert the summary row by ``pipeline_run_id`` into ``table`` (``schema.table`` creates the schema)."""
-    if backend != "duckdb":
-        raise RunLogError(f"--summary-backend {backend!r} is not available yet", hint="use duckdb")
-    store = DuckDBRunLogStore(database, table=table)
-    row = summary.row()
-    names = list(SUMMARY_COLUMNS)
-    cols = ", ".join(f"{n} {t}" for n, t in SUMMARY_COLUMNS.items())
-    sql = f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
-
-    def action() -> None:
-        with store._lock, store._connect() as con:
-            if "." in table:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.split('.')[0]}")
-            con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
-            con.execute(sql, [row[n] for n in names])
-
-    store._with_retry(action)
+    if backend not in ("duckdb", "sqlite"):
+        raise RunLogError(f"--summary-backend {backend!r} is not available yet", hint="use duckdb or sqlite")
+    store: DuckDBRunLogStore = (
+        SQLiteRunLogStore(database) if backend == "sqlite" else DuckDBRunLogStore(database)
+    )
+    store.upsert(table, SUMMARY_COLUMNS, summary.row())
 
 
 def atomic_write_json(path: Path, payload: Mapping[str, Any] | Sequence[Any]) -> None:
