@@ -6,8 +6,9 @@ calls one of these operations, each of which is one commit stamped with the run'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -67,9 +68,18 @@ class TableAdapter(Protocol):
         ...
 
     def apply_changes(
-        self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
+        self,
+        changes: DataFrame,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        *,
+        match: tuple[str, ...],
+        bounds: Mapping[str, tuple[Any, Any]] | None = None,
     ) -> CommitResult:
-        """Apply a change set (target columns + ``_ll_op``) matched on ``match`` in one commit."""
+        """Apply a change set (target columns + ``_ll_op``) matched on ``match`` in one commit.
+
+        ``bounds``: per match column, the range holding every updated/deleted key ({} = none); formats may
+        use it to prune the target scan."""
         ...
 
     def drop(self) -> bool: ...

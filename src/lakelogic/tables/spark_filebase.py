@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -128,6 +129,9 @@ class FileTableBase(ABC):
 
     def stage(self, frame: DataFrame, spec: WriteSpec) -> Staged:
         directory = self.fs.child(f"{STAGING_DIR}/{uuid.uuid4().hex}")
+        cluster_cols = [c for c in spec.cluster_by if c in frame.columns]
+        if cluster_cols:  # cluster_by: rows sorted within each written file
+            frame = frame.sortWithinPartitions(*[F.col(f"`{c}`") for c in cluster_cols])
         writer = self.prepare_frame(frame).write.mode("overwrite").format(self.data_format)
         for key, value in self.writer_options().items():
             writer = writer.option(key, value)
@@ -206,7 +210,13 @@ class FileTableBase(ABC):
         return self._commit_frame(new, affected, stamp, spec)
 
     def apply_changes(
-        self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
+        self,
+        changes: DataFrame,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        *,
+        match: tuple[str, ...],
+        bounds: Mapping[str, tuple[Any, Any]] | None = None,
     ) -> CommitResult:
         columns = [c for c in changes.columns if c != OP]
         if not self.exists():

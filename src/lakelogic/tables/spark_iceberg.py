@@ -7,6 +7,7 @@ Writes use DataFrameWriterV2 (``snapshot-property.*`` options carry the commit s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -17,7 +18,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
-from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spark_merge import OP, bounds_predicate
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -117,6 +118,10 @@ class IcebergTable:
             writer.createOrReplace()
         else:
             writer.create()
+        cluster_cols = [c for c in spec.cluster_by if c in frame.columns]
+        if cluster_cols:  # later writes sort by these within each task (Iceberg write order)
+            order = ", ".join(quote_ident(c) for c in cluster_cols)
+            self.spark.sql(f"ALTER TABLE {self.sql_name} WRITE LOCALLY ORDERED BY {order}")
 
     def _result(self, stamp: CommitStamp) -> CommitResult:
         snapshot = self.snapshot_of(stamp)
@@ -189,7 +194,13 @@ class IcebergTable:
         return schema[column].dataType.simpleString() if schema is not None else "STRING"
 
     def apply_changes(
-        self, changes: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, match: tuple[str, ...]
+        self,
+        changes: DataFrame,
+        stamp: CommitStamp,
+        spec: WriteSpec,
+        *,
+        match: tuple[str, ...],
+        bounds: Mapping[str, tuple[Any, Any]] | None = None,
     ) -> CommitResult:
         if not self.exists():
             inserts = changes.where(F.col(OP) == "insert").drop(OP)
@@ -199,6 +210,10 @@ class IcebergTable:
         changes.createOrReplaceTempView(view)
         columns = [c for c in changes.columns if c != OP]
         on = " AND ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in match)
+        if bounds is not None:
+            # inserted rows match nothing by construction, so only the updated/deleted key range of the
+            # target needs scanning (pushed into the scan: file pruning when data is clustered by key)
+            on += f" AND {bounds_predicate(bounds) or 'false'}"
         set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in columns if c not in match)
         col_list = ", ".join(quote_ident(c) for c in columns)
         values = ", ".join(f"s.{quote_ident(c)}" for c in columns)

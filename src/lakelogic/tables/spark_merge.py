@@ -8,6 +8,13 @@ formats rewrite only the files holding changed keys). An identical re-run yields
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -35,6 +42,7 @@ def merge_changes(
     keys: tuple[str, ...],
     batch_columns: set[str],
     spec: WriteSpec,
+    broadcast_keys: bool = False,
 ) -> DataFrame:
     """The change set of merging ``batch`` into ``target`` (both already in ``schema``).
 
@@ -44,6 +52,9 @@ def merge_changes(
     spark = batch.sparkSession
     if target is None:
         target = spark.createDataFrame([], schema)
+    elif broadcast_keys:
+        # a small batch: probe the target with a broadcast of the batch keys (no shuffle of the target)
+        target = target.join(F.broadcast(batch.select(*[q(k) for k in keys])), on=list(keys), how="left_semi")
     # columns added by this write are NULL in the current target rows
     old_columns = [
         (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(tcol(c))
@@ -111,3 +122,69 @@ def merge_changes(
 
     out = joined.select(*[value(c).alias(c) for c in schema.names], op.alias(OP))
     return out.where(F.col(OP).isNotNull())
+
+
+@dataclass
+class ChangeSummary:
+    """Counts per operation and, per match column, the min/max over updated/deleted rows.
+
+    The bounds let a MERGE restrict its target scan to the key range that can match (the inserted rows are
+    known not to match anything), which prunes files when data is clustered by key.
+    """
+
+    counts: dict[str, int] = field(default_factory=dict)
+    closed: int = 0
+    bounds: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+
+
+def summarize_changes(
+    changes: DataFrame, match: tuple[str, ...], *, closed_column: str | None = None
+) -> ChangeSummary:
+    """One aggregation over the (cached) change set."""
+    aggs = [F.count(F.lit(1)).alias("_n")]
+    for i, c in enumerate(match):
+        aggs += [F.min(q(c)).alias(f"_min{i}"), F.max(q(c)).alias(f"_max{i}")]
+    if closed_column:
+        aggs.append(F.sum(F.col(closed_column).cast("int")).alias("_closed"))
+    summary = ChangeSummary()
+    rows = changes.groupBy(OP).agg(*aggs).collect()
+    for row in rows:
+        op = str(row[OP])
+        summary.counts[op] = int(row["_n"])
+        if closed_column:
+            summary.closed += int(row["_closed"] or 0)
+    touching = [r for r in rows if r[OP] in ("update", "delete")]
+    for i, c in enumerate(match):
+        lows = [r[f"_min{i}"] for r in touching if r[f"_min{i}"] is not None]
+        highs = [r[f"_max{i}"] for r in touching if r[f"_max{i}"] is not None]
+        if lows and highs and all(sql_literal(v) is not None for v in (*lows, *highs)):
+            summary.bounds[c] = (min(lows), max(highs))
+    return summary
+
+
+def sql_literal(value: Any) -> str | None:
+    """A Spark SQL literal for a key bound; None for types whose literal is ambiguous (timestamps)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else None
+    if isinstance(value, int):
+        return f"{value}L" if abs(value) >= 2**31 else str(value)
+    if isinstance(value, Decimal):
+        return f"{value}BD" if value.is_finite() else None
+    if isinstance(value, datetime):
+        return None  # collected timestamps are session-local; skip rather than risk a wrong bound
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return None
+
+
+def bounds_predicate(bounds: Mapping[str, tuple[Any, Any]], alias: str = "t") -> str:
+    """``alias.k BETWEEN lo AND hi AND ...`` for the bounds, or ``false`` when nothing is touched."""
+    parts = []
+    for column, (low, high) in bounds.items():
+        name = "`" + column.replace("`", "``") + "`"
+        parts.append(f"{alias}.{name} BETWEEN {sql_literal(low)} AND {sql_literal(high)}")
+    return " AND ".join(parts)

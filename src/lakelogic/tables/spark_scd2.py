@@ -21,7 +21,7 @@ from pyspark.sql.types import BooleanType, DataType, IntegerType, StringType, St
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.spark_batch import DELETE_FLAG, check_keys_present, delete_flag, q
-from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spark_merge import OP, summarize_changes
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
@@ -324,6 +324,47 @@ def diff_versions(
     ).where(F.col(OP).isNotNull())
 
 
+def _unknown_member_row(
+    adapter: TableAdapter, schema: StructType, scd: Scd2Spec, spec: WriteSpec, changes: DataFrame
+) -> DataFrame | None:
+    """The placeholder member (``scd2.unknown_member``) as an insert, when the table does not hold it yet."""
+    member = dict(scd.unknown_member or {})
+    if not member or not member.get("enabled", True):
+        return None
+    defaults = dict(member.get("default_values") or {})
+    if scd.surrogate_key:
+        defaults[scd.surrogate_key] = str(member.get("surrogate_key_value", "-1"))
+    identity = {k: v for k, v in defaults.items() if k in (scd.surrogate_key, *scd.business_key) and k}
+    if not identity:
+        raise MergeKeyError("scd2.unknown_member needs surrogate_key or default_values for the business key")
+    if adapter.exists():
+        stored = adapter.read()
+        if all(c in stored.columns for c in identity):
+            condition = F.lit(True)
+            for column, value in identity.items():
+                condition = condition & (q(column) == F.lit(value).cast(schema[column].dataType))
+            if stored.where(condition).limit(1).count() > 0:
+                return None
+    values: dict[str, Column] = {
+        scd.effective_from: _default(scd.effective_from_default, schema[scd.effective_from].dataType),
+        scd.effective_to: _default(scd.effective_to_default, schema[scd.effective_to].dataType),
+        scd.current_flag: F.lit(True),
+    }
+    if scd.version_column:
+        values[scd.version_column] = F.lit(1)
+    if scd.change_reason_column:
+        values[scd.change_reason_column] = F.lit("unknown_member")
+    for column, value in defaults.items():
+        if column in schema.names:
+            values[column] = F.lit(value)
+    row = changes.sparkSession.range(1).select(
+        *[values.get(c, F.lit(None)).cast(schema[c].dataType).alias(c) for c in schema.names],
+        F.lit("insert").alias(OP),
+        F.lit(False).alias("_ll_closed"),
+    )
+    return row
+
+
 def scd2_write(
     adapter: TableAdapter,
     frame: DataFrame,
@@ -347,12 +388,31 @@ def scd2_write(
     flagged = frame.withColumn(DELETE_FLAG, delete_flag(frame, spec))
     shaped = _shape_batch(flagged, scd, types)
     aligned, _ = evolve(adapter, shaped, spec, outcome)
+    aligned = aligned.persist()
+    try:
+        return _apply_scd2(adapter, aligned, spec, stamp, outcome, scd, batch_columns)
+    finally:
+        aligned.unpersist()
+
+
+def _apply_scd2(
+    adapter: TableAdapter,
+    aligned: DataFrame,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: Any,
+    scd: Scd2Spec,
+    batch_columns: set[str],
+) -> CommitResult | None:
+    keys = list(scd.business_key)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
     stored = None
     if adapter.exists():
         target = adapter.read()
         batch_keys = aligned.select(*[q(k) for k in keys]).distinct()
+        if aligned.count() <= spec.broadcast_keys_max_rows:
+            batch_keys = F.broadcast(batch_keys)  # probe the target without shuffling it
         stored_cols = [
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
@@ -360,20 +420,24 @@ def scd2_write(
         stored = target.join(batch_keys, on=keys, how="left_semi").select(*stored_cols)
     versions = compute_versions(aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns)
     match = [*keys, scd.effective_from]
-    changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd).persist()
+    changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd)
+    member = _unknown_member_row(adapter, schema, scd, spec, changes)
+    if member is not None:
+        changes = changes.unionByName(member)
+    changes = changes.persist()
     try:
-        counts = {
-            str(r[OP]): (int(r["n"]), int(r["closed"] or 0))
-            for r in changes.groupBy(OP)
-            .agg(F.count("*").alias("n"), F.sum(F.col("_ll_closed").cast("int")).alias("closed"))
-            .collect()
-        }
-        outcome.rows_inserted = counts.get("insert", (0, 0))[0]
-        outcome.rows_updated = counts.get("update", (0, 0))[0]
-        outcome.rows_deleted = counts.get("delete", (0, 0))[0]
-        outcome.versions_closed = counts.get("update", (0, 0))[1]
+        summary = summarize_changes(changes, tuple(keys), closed_column="_ll_closed")
+        counts = summary.counts
+        outcome.rows_inserted = counts.get("insert", 0)
+        outcome.rows_updated = counts.get("update", 0)
+        outcome.rows_deleted = counts.get("delete", 0)
+        outcome.versions_closed = summary.closed
         if not counts and adapter.exists():
             return None
-        return adapter.apply_changes(changes.drop("_ll_closed"), stamp, spec, match=tuple(match))
+        touching = counts.get("update", 0) + counts.get("delete", 0)
+        bounds = {} if touching == 0 else (summary.bounds or None)
+        return adapter.apply_changes(
+            changes.drop("_ll_closed"), stamp, spec, match=tuple(match), bounds=bounds
+        )
     finally:
         changes.unpersist()

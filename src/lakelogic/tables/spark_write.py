@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -23,7 +24,7 @@ from lakelogic.tables.spark_evolution import (
     evolved_schema,
     plan_evolution,
 )
-from lakelogic.tables.spark_merge import OP, merge_changes
+from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -111,8 +112,13 @@ def _evolve(
     return aligned, plan
 
 
-def _counts(changes: DataFrame) -> dict[str, int]:
-    return {str(r[OP]): int(r["count"]) for r in changes.groupBy(OP).count().collect()}
+def _bounds(summary: ChangeSummary, match: tuple[str, ...]) -> dict[str, tuple[Any, Any]] | None:
+    """Key bounds for the MERGE target scan: None = no restriction; {} with no updates/deletes = none
+    of the target can match."""
+    touching = summary.counts.get("update", 0) + summary.counts.get("delete", 0)
+    if touching == 0:
+        return {}
+    return summary.bounds or None
 
 
 def _keyed_write(
@@ -125,21 +131,40 @@ def _keyed_write(
     keys = spec.primary_key
     check_keys_present(frame, keys)
     batch_columns = {c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)}
-    prepared = one_row_per_key(frame, keys, spec)
+    prepared = one_row_per_key(frame, keys, spec).persist()
+    try:
+        return _apply_keyed(adapter, prepared, spec, stamp, outcome, batch_columns)
+    finally:
+        prepared.unpersist()
+
+
+def _apply_keyed(
+    adapter: TableAdapter,
+    prepared: DataFrame,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: WriteOutcome,
+    batch_columns: set[str],
+) -> CommitResult | None:
+    keys = spec.primary_key
+    small = prepared.count() <= spec.broadcast_keys_max_rows
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[F.col(f"`{c}`") for c in schema_cols]).schema
     target = adapter.read() if adapter.exists() else None
-    changes = merge_changes(aligned, target, schema, keys=keys, batch_columns=batch_columns, spec=spec)
+    changes = merge_changes(
+        aligned, target, schema, keys=keys, batch_columns=batch_columns, spec=spec, broadcast_keys=small
+    )
     changes = changes.persist()
     try:
-        counts = _counts(changes)
+        summary = summarize_changes(changes, keys)
+        counts = summary.counts
         outcome.rows_inserted = counts.get("insert", 0)
         outcome.rows_updated = counts.get("update", 0)
         outcome.rows_deleted = counts.get("delete", 0)
         if not counts and adapter.exists():
             return None  # an identical re-run changes nothing: no commit
-        return adapter.apply_changes(changes, stamp, spec, match=keys)
+        return adapter.apply_changes(changes, stamp, spec, match=keys, bounds=_bounds(summary, keys))
     finally:
         changes.unpersist()
 

@@ -85,6 +85,7 @@ class WriteSpec:
     strategy: str = "append"
     primary_key: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
+    cluster_by: tuple[str, ...] = ()
     merge_dedup_guard: bool = False
     cdc_op_field: str | None = None
     cdc_delete_values: tuple[str, ...] = ()
@@ -102,6 +103,7 @@ class WriteSpec:
     scd2: Scd2Spec | None = None
     as_of: datetime = field(default_factory=lambda: datetime.now(UTC))
     reprocess_date_column: str | None = None
+    broadcast_keys_max_rows: int = 2_000_000  # batches up to this size probe the target with a broadcast
 
     @property
     def cdc_enabled(self) -> bool:
@@ -226,6 +228,7 @@ def write_spec_from_contract(
         strategy=chosen,
         primary_key=primary_key,
         partition_by=tuple(str(c) for c in as_list(opt(mat, "partition_by"))),
+        cluster_by=tuple(str(c) for c in as_list(opt(mat, "cluster_by"))),
         merge_dedup_guard=bool(opt(mat, "merge_dedup_guard", False)),
         cdc_op_field=opt(source, "cdc_op_field"),
         cdc_delete_values=tuple(str(v) for v in as_list(opt(source, "cdc_delete_values"))),
