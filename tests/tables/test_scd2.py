@@ -186,3 +186,20 @@ def test_scd2_defaults_as_of_timestamp_and_uuid_keys_are_stable(spark: Any, make
     assert [r["tier"] for r in rows] == ["free", "pro"]
     assert str(rows[1]["effective_from"]).startswith("2024-07-01")
     assert rows[0]["sk"] == first[0]["sk"] and rows[1]["sk"] != rows[0]["sk"]
+
+
+def test_scd2_unknown_member_inserted_once(spark: Any, make_target: Make) -> None:
+    target = make_target("delta")
+    spec = _spec(
+        unknown_member={"enabled": True, "surrogate_key_value": "-1", "default_values": {"tier": "unknown"}}
+    )
+    write_frame(spark, _rows(spark, (1, "free", "2024-01-01")), target, spec, CommitStamp("a", "dim"))
+    write_frame(spark, _rows(spark, (1, "pro", "2024-02-01")), target, spec, CommitStamp("b", "dim"))
+    members = [r for r in read_back(spark, target) if r["sk"] == "-1"]
+    assert len(members) == 1
+    assert (members[0]["tier"], members[0]["customer_id"], members[0]["is_current"]) == (
+        "unknown",
+        None,
+        True,
+    )
+    assert len(read_back(spark, target)) == 3
