@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from lakelogic.tables.spark_merge import bounds_predicate, sql_literal  # noqa: E402
+from lakelogic.tables.spark_merge import bounds_predicate, sql_literal
 
 
 @pytest.mark.parametrize(
