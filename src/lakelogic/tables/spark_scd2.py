@@ -417,7 +417,27 @@ def _apply_scd2(
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
         ]
-        stored = target.join(batch_keys, on=keys, how="left_semi").select(*stored_cols)
+        # the affected keys' stored versions feed both the version computation and the diff: scan once
+        stored = target.join(batch_keys, on=keys, how="left_semi").select(*stored_cols).persist()
+    try:
+        return _diff_and_commit(adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns)
+    finally:
+        if stored is not None:
+            stored.unpersist()
+
+
+def _diff_and_commit(
+    adapter: TableAdapter,
+    aligned: DataFrame,
+    stored: DataFrame | None,
+    schema: StructType,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: Any,
+    scd: Scd2Spec,
+    batch_columns: set[str],
+) -> CommitResult | None:
+    keys = list(scd.business_key)
     versions = compute_versions(aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns)
     match = [*keys, scd.effective_from]
     changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd)
