@@ -30,7 +30,8 @@ def test_new_column_is_added_and_old_rows_read_null(spark: Any, make_target: Mak
         CommitStamp("a", "c"),
     )
     wider = spark.createDataFrame([(2, "b", 7)], "id int, v string, extra bigint")
-    write_frame(spark, wider, target, WriteSpec(evolution="append"), CommitStamp("b", "c"))
+    out = write_frame(spark, wider, target, WriteSpec(evolution="append"), CommitStamp("b", "c"))
+    assert any("added column(s) extra" in w for w in out.warnings)
     rows = {r["id"]: r for r in read_back(spark, target)}
     assert rows[1]["extra"] is None and rows[2]["extra"] == 7
     schema = adapter_for(spark, target).schema()

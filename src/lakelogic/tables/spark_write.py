@@ -102,6 +102,17 @@ def _evolve(
     schema = evolved_schema(current, batch_schema, plan)
     if current is not None and plan.changes_table and not plan.replace_schema:
         adapter.evolve(plan, schema)
+    name = adapter.target.name
+    if plan.added:
+        outcome.warnings.append(
+            f"schema evolution on {name}: added column(s) {', '.join(f.name for f in plan.added)}"
+        )
+    for column, narrow, wide in plan.widened:
+        outcome.warnings.append(
+            f"schema evolution on {name}: widened {column} {narrow.simpleString()} -> {wide.simpleString()}"
+        )
+    if plan.replace_schema and current is not None:
+        outcome.warnings.append(f"schema evolution on {name}: schema replaced (evolution: overwrite)")
     extras = [c for c in frame.columns if c.startswith(INTERNAL_PREFIX)]
     if extras:  # internal flags (e.g. _ll_delete) ride along after the schema columns
         schema_with_extras = StructType(
