@@ -32,7 +32,7 @@ def test_csv_reads_text_and_quarantines_malformed_rows(spark: Any, tmp_path: Pat
     assert rows_of(good, "id", "name") == [(1, "ann")]
     errors = sorted(tuple(r[0]) for r in rows_of(bad, "_lakelogic_errors"))
     assert errors == [
-        ('Rule failed: id_type (cannot cast "x3" to integer)',),
+        ('Rule failed: id_type (cannot cast "x3" to integer)', "Rule failed: id_required (id IS NOT NULL)"),
         ("Rule failed: malformed_record (unparseable record: 2,bob,EXTRA)",),
     ]
     malformed = next(r for r in bad.collect() if "malformed" in r["_lakelogic_errors"][0])

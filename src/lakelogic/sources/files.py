@@ -247,6 +247,9 @@ def _read_csv(
     if base:
         csv_opts["basePath"] = base
     csv_opts.update(engine_options)
+    # Malformed-row detection must not depend on which columns a query reads: with CSV column pruning
+    # Spark tokenises only the selected columns and misses wrong field counts.
+    spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     # The header gives the column names; every column is read as text, plus the corrupt-record column.
     header = spark.read.options(**csv_opts).csv(list(files)).schema
     if not header.fields:

@@ -108,7 +108,8 @@ def strict_cast_sql(
         value = _to_array(x, source, target, formats, depth)
     else:  # pragma: no cover - parse_type only yields the kinds above
         raise ValueError(f"unsupported logical type {target}")
-    if isinstance(source, StringType):
+    if isinstance(source, StringType) and kind == "binary":
+        # Every other text conversion already yields NULL for blank text; bytes would not.
         return f"CASE WHEN {_is_blank_text(x)} THEN NULL ELSE {value} END"
     return value
 
@@ -117,10 +118,11 @@ def cast_failed_sql(raw: str, value: str, source: DataType, target: LogicalType)
     """Boolean SQL: TRUE when the raw value is present but its cast (column ``value``) is NULL."""
     if isinstance(source, NullType) or target.kind == "string":
         return "false"
-    present = f"{raw} IS NOT NULL"
+    # Cheapest test first: the blank-text check only runs for the (rare) NULL results.
+    failed = f"{value} IS NULL AND {raw} IS NOT NULL"
     if isinstance(source, StringType):
-        present += f" AND NOT {_is_blank_text(raw)}"
-    return f"({present} AND {value} IS NULL)"
+        failed += f" AND NOT {_is_blank_text(raw)}"
+    return f"({failed})"
 
 
 def raw_json_sql(raw: str) -> str:
@@ -178,12 +180,16 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
         return f"CASE WHEN {x} BETWEEN {lo} AND {hi} AND {x} % 1 = 0 THEN CAST({x} AS {spark_type}) END"
     if isinstance(source, StringType):
         t = _trimmed(x)
+        # Fast path: plain integer text. Spark's text->int cast would truncate "3.5", so text with a
+        # decimal point (or an exponent, which it rejects) takes the checked path below.
+        fast = f"CASE WHEN NOT contains({x}, '.') THEN try_cast({x} AS {spark_type}) END"
         if kind == "integer":
             d = f"try_cast({t} AS DOUBLE)"
-            return f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} = floor({d}) THEN CAST({d} AS INT) END"
-        # bigint: exact decimal parsing (doubles lose integers above 2^53)
-        d = f"try_cast({t} AS DECIMAL(38,18))"
-        return f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} % 1 = 0 THEN CAST({d} AS BIGINT) END"
+            slow = f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} = floor({d}) THEN CAST({d} AS INT) END"
+        else:  # bigint: exact decimal parsing (doubles lose integers above 2^53)
+            d = f"try_cast({t} AS DECIMAL(38,18))"
+            slow = f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} % 1 = 0 THEN CAST({d} AS BIGINT) END"
+        return f"coalesce({fast}, {slow})"
     return f"CAST(NULL AS {spark_type})"
 
 
@@ -284,12 +290,20 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
         return f"CAST(NULL AS {spark_type})"
     t = _trimmed(x)
     iso = f"replace(replace({t}, ',', '.'), 'UTC', 'Z')"
-    options = [f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN try_cast({iso} AS {spark_type}) END"]
+    # Fast path for the common, already-clean `YYYY-MM-DD...` text: Spark's own parser checks the rest.
+    # Only values it rejects pay for trimming, the ISO shape check and the separator fix-ups.
+    fast = (
+        f"CASE WHEN substring({x}, 5, 1) = '-' AND length({x}) >= 10 THEN try_cast({x} AS {spark_type}) END"
+    )
+    options = [
+        fast,
+        f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN try_cast({iso} AS {spark_type}) END",
+    ]
     options += [
         f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS {spark_type})"
         for f in formats.timestamp_formats
     ]
-    return options[0] if len(options) == 1 else f"coalesce({', '.join(options)})"
+    return f"coalesce({', '.join(options)})"
 
 
 def _to_binary(x: str, source: DataType) -> str:

@@ -33,10 +33,11 @@ from lakelogic.engines.spark.external import run_external_logic
 from lakelogic.engines.spark.extraction import apply_extraction
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
 from lakelogic.engines.spark.links import load_links
+from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
 from lakelogic.engines.spark.masking import mask_frame
 from lakelogic.engines.spark.probes import attach_probes
 from lakelogic.engines.spark.quarantine import QuarantineParts, assemble_quarantine, malformed_split
-from lakelogic.engines.spark.rules import Check, evaluate_checks, is_bad_sql, is_good_sql, rule_fail_sql
+from lakelogic.engines.spark.rules import Check, PhaseResult, evaluate_checks, rule_fail_sql
 from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
 from lakelogic.errors import EngineError, PlanError
 from lakelogic.plan.steps import (
@@ -195,26 +196,26 @@ class PlanExecutor:
         rules = self._rules(Phase.PRE)
         frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
         checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
-        evaluated = schema.drop_hidden(
-            evaluate_checks(
-                frame,
-                checks,
-                observations=self.obs,
-                label="pre_rules",
-                include_reason=split.include_error_reason,
-            )
+        phase = evaluate_checks(
+            frame, checks, observations=self.obs, label="pre_rules", include_reason=split.include_error_reason
         )
         ev.checks["pre_rules"] = checks
-        if self.persist is not None:
-            evaluated = evaluated.persist(self.persist)
-            ev.persisted.append(evaluated)
-
-        pre_good = evaluated.where(is_good_sql()).drop("_lakelogic_errors", "_lakelogic_categories")
-        if enforce_step.unknown_fields == "quarantine" and enforced.unknown:
-            pre_good = pre_good.drop(*enforced.unknown)
-        pre_bad = evaluated.where(is_bad_sql())
-
-        good, post_bad = self._post_phase(pre_good, transforms, formats, split, ev)
+        unknown_dropped = enforced.unknown if enforce_step.unknown_fields == "quarantine" else []
+        post_ops = [t for t in transforms if t.phase == Phase.POST]
+        if can_mark(post_ops, frame.columns):
+            marked = self._marked_chain(phase, frame.columns, post_ops, formats, split, ev)
+            if self.persist is not None:
+                marked.frame = marked.frame.persist(self.persist)
+                ev.persisted.append(marked.frame)
+            good, pre_bad, post_bad = marked.good(drop=unknown_dropped), marked.bad(), None
+        else:
+            if self.persist is not None:
+                ev.persisted.append(phase.persist(self.persist))
+            pre_good = schema.drop_hidden(phase.good())
+            if unknown_dropped:
+                pre_good = pre_good.drop(*unknown_dropped)
+            pre_bad = schema.drop_hidden(phase.bad())
+            good, post_bad = self._post_phase(pre_good, transforms, formats, split, ev)
         final: FinalProjection | None = self._one(FinalProjection)
         if final is not None:
             good = schema.final_projection(
@@ -229,6 +230,7 @@ class PlanExecutor:
             run_id=self.ctx.run_id,
             quarantined_at=self.ctx.as_of,
             include_reason=split.include_error_reason,
+            model_fields=[f.name for f in self.plan.fields],
         )
         good, bad = self._mask_and_lineage(good, bad, lineage)
         ev.good = self.obs.observe(good, "good")
@@ -301,35 +303,63 @@ class PlanExecutor:
     def _post_phase(
         self, good: DataFrame, transforms: list[Transform], formats: CastFormats, split: Split, ev: Evaluation
     ) -> tuple[DataFrame, DataFrame | None]:
-        post_ops = [t for t in transforms if t.phase == Phase.POST]
-        post_checks: list[Check] = []
-        good = self._apply_ops(post_ops, good, post_checks, formats)
+        """Split mode: post ops on good rows only, then post checks and a second split."""
+        op_checks: list[Check] = []
+        good = self._apply_ops([t for t in transforms if t.phase == Phase.POST], good, op_checks, formats)
+        frame, checks = self._post_checks(good, op_checks, formats)
+        if not checks:
+            return schema.drop_hidden(frame), None
+        phase = evaluate_checks(
+            frame,
+            checks,
+            observations=self.obs,
+            label="post_rules",
+            include_reason=split.include_error_reason,
+            tag="post",
+        )
+        ev.checks["post_rules"] = checks
+        return schema.drop_hidden(phase.good()), schema.drop_hidden(phase.bad())
+
+    def _post_checks(
+        self, frame: DataFrame, op_checks: list[Check], formats: CastFormats
+    ) -> tuple[DataFrame, list[Check]]:
+        """Probes, the step-10 re-cast and every post check (op casts, post rules, re-cast failures)."""
         rules = self._rules(Phase.POST)
         final: FinalProjection | None = self._one(FinalProjection)
         fields = final.fields if final is not None else self.plan.fields
         enforce_step: EnforceSchema | None = self._one(EnforceSchema)
         if enforce_step is not None and enforce_step.cast_to_string:
             fields = tuple(replace(f, type=schema.logical("string")) for f in fields)
-        # Post rules read the post-op values; the step-10 re-cast joins the same projection.
-        good = attach_probes(good, [p for r in rules for p in r.probes], self.ctx.links)
+        frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
         recast = schema.strict_cast_columns(
-            good, schema.recast_requests(good, fields), phase=Phase.POST, formats=formats, tag="final"
+            frame, schema.recast_requests(frame, fields), phase=Phase.POST, formats=formats, tag="final"
         )
-        checks = [*post_checks, *[_rule_check(r) for r in rules], *recast.checks]
-        if not checks:
-            return schema.drop_hidden(recast.frame), None
-        evaluated = schema.drop_hidden(
-            evaluate_checks(
-                recast.frame,
-                checks,
-                observations=self.obs,
-                label="post_rules",
-                include_reason=split.include_error_reason,
-            )
+        return recast.frame, [*op_checks, *[_rule_check(r) for r in rules], *recast.checks]
+
+    def _marked_chain(
+        self,
+        pre: PhaseResult,
+        pre_columns: list[str],
+        post_ops: list[Transform],
+        formats: CastFormats,
+        split: Split,
+        ev: Evaluation,
+    ) -> MarkedFrame:
+        """Post ops and post checks on every row (pre failures ride along), then one marking projection."""
+        op_checks: list[Check] = []
+        chain = self._apply_ops(post_ops, pre.flagged, op_checks, formats)
+        chain, checks = self._post_checks(chain, op_checks, formats)
+        gated = gate_post_checks(checks, pre.bad_flag)
+        post = evaluate_checks(
+            chain,
+            gated,
+            observations=self.obs,
+            label="post_rules",
+            include_reason=split.include_error_reason,
+            tag="post",
         )
-        ev.checks["post_rules"] = checks
-        post_good = evaluated.where(is_good_sql()).drop("_lakelogic_errors", "_lakelogic_categories")
-        return post_good, evaluated.where(is_bad_sql())
+        ev.checks["post_rules"] = gated
+        return mark(pre, post, pre_columns)
 
     def _mask_and_lineage(
         self, good: DataFrame, bad: DataFrame, lineage: AddLineage | None

@@ -7,6 +7,7 @@ and ``_lakelogic_quarantined_at`` (UTC, the run's start so every row of a run ag
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,7 +37,11 @@ def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataF
         return frame, None
     corrupt = F.col(CORRUPT_COLUMN)
     good = frame.where(corrupt.isNull()).drop(CORRUPT_COLUMN)
-    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed")
+    data = [c for c in frame.columns if c != CORRUPT_COLUMN]
+    # Spark refuses scans of raw JSON/CSV that read only the corrupt-record column; the observation
+    # reads one data column too, so column pruning can never reduce the malformed branch to it.
+    keep = {"data_values": F.count(F.col(quote_ident(data[0])))} if data else {}
+    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed", keep)
     return good, malformed
 
 
@@ -64,7 +69,12 @@ def _malformed_rows(malformed: DataFrame, like: DataFrame, *, include_reason: bo
 
 
 def assemble_quarantine(
-    parts: QuarantineParts, *, run_id: str, quarantined_at: datetime, include_reason: bool
+    parts: QuarantineParts,
+    *,
+    run_id: str,
+    quarantined_at: datetime,
+    include_reason: bool,
+    model_fields: Sequence[str] = (),
 ) -> DataFrame:
     frames = []
     if parts.malformed is not None:
@@ -75,11 +85,10 @@ def assemble_quarantine(
     bad = frames[0]
     for other in frames[1:]:
         bad = bad.unionByName(other, allowMissingColumns=True)
-    data = [
-        c
-        for c in bad.columns
-        if c not in (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)
-    ]
+    reserved = (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)
+    others = [c for c in bad.columns if c not in reserved]
+    # Model fields first (model order), then whatever else the rows carried when they failed.
+    data = [c for c in model_fields if c in others] + [c for c in others if c not in model_fields]
     return bad.select(
         *[F.col(quote_ident(c)) for c in data],
         F.col(ERRORS_COLUMN),

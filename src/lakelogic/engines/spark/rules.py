@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -59,6 +60,59 @@ def message_for(check: Check, *, include_reason: bool) -> str:
     return sql_string(f"Rule failed: {check.name} ({check.sql})")
 
 
+@dataclass
+class PhaseResult:
+    """A frame with one failure flag per check plus a bad flag (any error-severity failure).
+
+    The split uses only the boolean flags (cheap, code-generated); the message arrays, which need
+    interpreted array functions, are built for quarantined rows only.
+    """
+
+    flagged: DataFrame
+    checks: Sequence[Check]
+    data_columns: list[str]
+    include_reason: bool
+    tag: str
+
+    @property
+    def flags(self) -> list[str]:
+        return [f"{HIDDEN_PREFIX}{self.tag}_f{i}" for i in range(len(self.checks))]
+
+    @property
+    def bad_flag(self) -> str:
+        return f"{HIDDEN_PREFIX}{self.tag}_bad"
+
+    def message_items(self) -> tuple[list[str], list[str]]:
+        """Per error-severity check: (message CASE expression, category CASE expression)."""
+        messages: list[str] = []
+        categories: list[str] = []
+        for check, flag in zip(self.checks, self.flags, strict=True):
+            if not check.quarantines:
+                continue
+            messages.append(
+                f"CASE WHEN {flag} THEN {message_for(check, include_reason=self.include_reason)} END"
+            )
+            categories.append(f"CASE WHEN {flag} THEN {sql_string(check.category.lower())} END")
+        return messages, categories
+
+    def good(self) -> DataFrame:
+        keep = [F.col(quote_ident(c)) for c in self.data_columns]
+        return self.flagged.where(f"NOT {self.bad_flag}").select(*keep)
+
+    def bad(self) -> DataFrame:
+        messages, categories = self.message_items()
+        keep = [F.col(quote_ident(c)) for c in self.data_columns]
+        return self.flagged.where(self.bad_flag).select(
+            *keep,
+            F.expr(array_sql(messages)).alias(ERRORS_COLUMN),
+            F.expr(array_sql(categories)).alias(CATEGORIES_COLUMN),
+        )
+
+    def persist(self, level: Any) -> DataFrame:
+        self.flagged = self.flagged.persist(level)
+        return self.flagged
+
+
 def evaluate_checks(
     frame: DataFrame,
     checks: Sequence[Check],
@@ -66,38 +120,23 @@ def evaluate_checks(
     observations: Observations,
     label: str,
     include_reason: bool,
-) -> DataFrame:
-    """Add the error/category arrays for ``checks`` (observation ``label`` gets ``c<i>`` fail counts)."""
-    flags = [f"{HIDDEN_PREFIX}f{i}" for i in range(len(checks))]
+    tag: str = "pre",
+) -> PhaseResult:
+    """Flag every check in one projection; observation ``label`` gets ``rows`` and ``c<i>`` fail counts."""
+    result = PhaseResult(frame, checks, list(frame.columns), include_reason, tag)
+    flags = result.flags
+    error_flags = [flag for c, flag in zip(checks, flags, strict=True) if c.quarantines]
     flagged = frame.select(
         "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)]
     )
     # Observed on the flag projection: counts come from the scan that evaluates the rules.
     flagged = observations.observe(flagged, label, {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)})
-    messages: list[str] = []
-    categories: list[str] = []
-    for check, flag in zip(checks, flags, strict=True):
-        if not check.quarantines:
-            continue
-        messages.append(f"CASE WHEN {flag} THEN {message_for(check, include_reason=include_reason)} END")
-        categories.append(f"CASE WHEN {flag} THEN {sql_string(check.category.lower())} END")
-    keep = [F.col(quote_ident(c)) for c in frame.columns]
-    return flagged.select(
-        *keep,
-        F.expr(_array_sql(messages)).alias(ERRORS_COLUMN),
-        F.expr(_array_sql(categories)).alias(CATEGORIES_COLUMN),
-    )
+    bad = " OR ".join(error_flags) if error_flags else "false"
+    result.flagged = flagged.select("*", F.expr(bad).alias(result.bad_flag))
+    return result
 
 
-def _array_sql(items: list[str]) -> str:
+def array_sql(items: list[str]) -> str:
     if not items:
         return "CAST(array() AS ARRAY<STRING>)"
     return f"array_compact(array({', '.join(items)}))"
-
-
-def is_good_sql() -> str:
-    return f"size({ERRORS_COLUMN}) = 0"
-
-
-def is_bad_sql() -> str:
-    return f"size({ERRORS_COLUMN}) > 0"
