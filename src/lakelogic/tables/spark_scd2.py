@@ -1,12 +1,8 @@
-"""SCD2 as set operations (SEMANTICS §13.3), applied as a change set on (business key, effective_from).
+"""SCD2 writes (SEMANTICS §13.3), applied as a change set on (business key, effective_from).
 
-For the keys in the batch only: the current target versions of those keys and the batch rows become one
-stream of *events* per key (change time ``_ll_t``). Events sort by time; a run of consecutive events with
-the same tracked values is one version (so unchanged rows open nothing and late rows slot in); a CDC
-delete is a tombstone event that ends the version before it. Window functions derive start/end,
-current flag, version number, surrogate key and change reason. The new version set is then diffed
-against the stored one on (key, effective_from): only inserted, updated and deleted version rows reach
-the table, in one commit. An identical re-run yields an empty diff.
+The new version set of the batch's keys (:mod:`spark_scd2_versions`) is diffed against the stored one on
+(key, effective_from): only inserted, updated and deleted version rows reach the table, in one commit. An
+identical re-run yields an empty diff.
 """
 
 from __future__ import annotations
@@ -14,266 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, DataType, IntegerType, StringType, StructType, TimestampType
+from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.spark_batch import DELETE_FLAG, check_keys_present, delete_flag, q
 from lakelogic.tables.spark_merge import OP, summarize_changes
+from lakelogic.tables.spark_scd2_versions import (
+    compute_versions,
+    default_literal,
+    scd_column_types,
+    shape_batch,
+)
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 from lakelogic.tables.stamp import CommitStamp
-
-T = "_ll_t"  # change time
-SRC = "_ll_src"  # 0 = stored version, 1 = batch row
-HASH = "_ll_h"  # tracked values (JSON text); tombstones get TOMBSTONE
-HAS_TARGET = "_ll_has_target"
-OLD_CREATED = "_ll_old_created"
-GROUP = "_ll_grp"
-TOMBSTONE = "\u0000delete"
-
-
-def _column_types(scd: Scd2Spec, batch: StructType, target: StructType | None) -> dict[str, DataType]:
-    """SCD column types: stored type, else the model's (batch) type, else the timestamp field's, else
-    timestamp (SEMANTICS §13.3 item 6)."""
-    ts_type = batch[scd.timestamp_field].dataType if scd.timestamp_field in batch.fieldNames() else None
-
-    def pick(name: str, fallback: DataType) -> DataType:
-        if target is not None and name in target.fieldNames():
-            return target[name].dataType
-        if name in batch.fieldNames():  # declared in the model
-            return batch[name].dataType
-        return fallback
-
-    date_like = ts_type or TimestampType()
-    types = {
-        scd.effective_from: pick(scd.effective_from, date_like),
-        scd.effective_to: pick(scd.effective_to, date_like),
-        scd.current_flag: pick(scd.current_flag, BooleanType()),
-    }
-    if scd.version_column:
-        types[scd.version_column] = pick(scd.version_column, IntegerType())
-    if scd.surrogate_key:
-        types[scd.surrogate_key] = pick(scd.surrogate_key, StringType())
-    if scd.change_reason_column:
-        types[scd.change_reason_column] = pick(scd.change_reason_column, StringType())
-    return types
-
-
-def _shape_batch(frame: DataFrame, scd: Scd2Spec, types: dict[str, DataType]) -> DataFrame:
-    """Batch with the SCD columns present (typed NULL; they are computed later)."""
-    kept = [F.lit(None).cast(types[c]).alias(c) if c in types else q(c) for c in frame.columns]
-    added = [
-        F.lit(None).cast(dtype).alias(name) for name, dtype in types.items() if name not in frame.columns
-    ]
-    return frame.select(*kept, *added)
-
-
-def _tracked(scd: Scd2Spec, data_columns: list[str], spec: WriteSpec) -> list[str]:
-    if scd.track_columns:
-        missing = [c for c in scd.track_columns if c not in data_columns]
-        if missing:
-            raise MergeKeyError(f"scd2.track_columns not in the batch: {', '.join(missing)}")
-        return list(scd.track_columns)
-    excluded = set(scd.business_key) | set(spec.ignored_in_compare()) | set(spec.generated_columns)
-    if scd.timestamp_field:
-        excluded.add(scd.timestamp_field)
-    return [c for c in data_columns if c not in excluded]
-
-
-def _hash(columns: list[str]) -> Column:
-    if not columns:
-        return F.lit("")
-    return F.to_json(F.struct(*[q(c).alias(c) for c in columns]))
-
-
-def _check_conflicts(events: DataFrame, keys: list[str]) -> None:
-    """Same key and change time with different tracked values is an error (nothing written)."""
-    rows = (
-        events.groupBy(*[q(k) for k in keys], F.col(T))
-        .agg(F.countDistinct(HASH).alias("n"))
-        .where("n > 1")
-        .limit(5)
-        .collect()
-    )
-    if rows:
-        samples = "; ".join(", ".join(f"{k}={r[k]!r}" for k in keys) + f" at {r[T]}" for r in rows)
-        raise MergeKeyError(
-            f"scd2 batch has rows with the same key and change time but different tracked values: {samples}"
-        )
-
-
-def _default(value: str, dtype: DataType) -> Column:
-    return F.lit(value).cast(dtype)
-
-
-def compute_versions(
-    batch: DataFrame,
-    stored: DataFrame | None,
-    schema: StructType,
-    *,
-    scd: Scd2Spec,
-    spec: WriteSpec,
-    batch_columns: set[str],
-) -> DataFrame:
-    """The complete new version set of the batch's keys, in ``schema`` (target) column order."""
-    keys = list(scd.business_key)
-    scd_cols = set(scd.scd_columns)
-    data_cols = [c for c in schema.names if c not in scd_cols]
-    tracked = _tracked(scd, [c for c in data_cols if c in batch_columns], spec)
-    from_type = schema[scd.effective_from].dataType
-    ts = scd.timestamp_field
-    t_type = batch.schema[ts].dataType if ts else TimestampType()
-    created = [c for c in spec.created_columns if c in schema.names]
-
-    is_delete = F.col(DELETE_FLAG)
-    batch_t = q(ts) if ts else F.lit(spec.as_of).cast(TimestampType())
-    batch_events = batch.select(
-        *[q(c) for c in data_cols],
-        batch_t.alias(T),
-        F.lit(1).alias(SRC),
-        F.when(is_delete, F.lit(TOMBSTONE)).otherwise(_hash(tracked)).alias(HASH),
-        F.lit(None).cast(StringType()).alias("_ll_old_sk"),
-    ).dropDuplicates()
-    _check_conflicts(batch_events, keys)
-
-    events = batch_events
-    if stored is not None:
-        current = F.col(f"`{scd.current_flag}`")
-        stored_t = q(ts).cast(t_type) if ts else q(scd.effective_from).cast(TimestampType())
-        sk = q(scd.surrogate_key).cast(StringType()) if scd.surrogate_key else F.lit(None).cast(StringType())
-        versions = stored.select(
-            *[q(c) for c in data_cols],
-            stored_t.alias(T),
-            F.lit(0).alias(SRC),
-            _hash(tracked).alias(HASH),
-            sk.alias("_ll_old_sk"),
-        )
-        # a key whose latest stored version is closed was deleted at that version's end: keep the tombstone
-        last = Window.partitionBy(*[q(k) for k in keys]).orderBy(q(scd.effective_from).desc())
-        closed_last = (
-            stored.withColumn("_ll_rank", F.row_number().over(last))
-            .where((F.col("_ll_rank") == 1) & ~F.coalesce(current, F.lit(False)))
-            .select(
-                *[q(c) for c in data_cols],
-                q(scd.effective_to).cast(t_type).alias(T),
-                F.lit(0).alias(SRC),
-                F.lit(TOMBSTONE).alias(HASH),
-                F.lit(None).cast(StringType()).alias("_ll_old_sk"),
-            )
-        )
-        events = events.unionByName(versions).unionByName(closed_last)
-
-    # one event per (key, time): a batch row at a stored version's time corrects that version in place
-    at_time = Window.partitionBy(*[q(k) for k in keys], F.col(T))
-    old_created = [
-        F.max(F.when(F.col(SRC) == 0, q(c))).over(at_time).alias(f"{OLD_CREATED}{c}") for c in created
-    ]
-    events = events.select(
-        "*",
-        (F.min(SRC).over(at_time) == 0).alias(HAS_TARGET),
-        F.max(F.when(F.col(SRC) == 0, F.col("_ll_old_sk"))).over(at_time).alias("_ll_sk_at"),
-        *old_created,
-        F.row_number().over(at_time.orderBy(F.col(SRC).desc())).alias("_ll_pick"),
-    ).where("_ll_pick = 1")
-
-    by_key = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(T))
-    events = events.withColumn(
-        "_ll_new", F.coalesce(F.lag(HASH).over(by_key) != F.col(HASH), F.lit(True)).cast("int")
-    ).withColumn(GROUP, F.sum("_ll_new").over(by_key.rowsBetween(Window.unboundedPreceding, 0)))
-
-    # one row per version group: representative = earliest stored event, else earliest event
-    payload = [*data_cols, T, SRC, HASH, HAS_TARGET, "_ll_sk_at", *[f"{OLD_CREATED}{c}" for c in created]]
-    rep_order = F.struct((~F.col(HAS_TARGET)).alias("a"), F.col(T).alias("b"))
-    groups = events.groupBy(*[q(k) for k in keys], F.col(GROUP)).agg(
-        F.min(T).alias("_ll_start"),
-        F.min_by(F.struct(*[q(c) for c in payload]), rep_order).alias("rep"),
-        F.max_by(F.struct(*[q(c) for c in payload]), F.col(T)).alias("latest"),
-    )
-    key_groups = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(GROUP))
-    groups = (
-        groups.withColumn("_ll_next_start", F.lead("_ll_start").over(key_groups))
-        .withColumn("_ll_next_hash", F.lead("rep." + HASH).over(key_groups))
-        .where(F.col("rep." + HASH) != F.lit(TOMBSTONE))
-    )
-    versions_w = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(GROUP))
-    groups = groups.withColumn("_ll_version", F.row_number().over(versions_w))
-    is_last = F.col("_ll_next_start").isNull()
-    closed_by_delete = F.coalesce(F.col("_ll_next_hash") == F.lit(TOMBSTONE), F.lit(False))
-    in_place = is_last & (F.col("latest." + SRC) == 1) & (F.col("latest." + T) >= F.col("rep." + T))
-    untracked = {
-        c for c in data_cols if c in batch_columns and c not in tracked and c not in keys and c != ts
-    }
-    untracked -= set(spec.created_columns)
-
-    def data_value(c: str) -> Column:
-        if c in keys:
-            return q(c)
-        if c in created:
-            old = F.col(f"rep.{OLD_CREATED}{c}")
-            return F.coalesce(old, F.col(f"rep.`{c}`"))
-        if c in untracked:
-            return F.when(in_place, F.col(f"latest.`{c}`")).otherwise(F.col(f"rep.`{c}`"))
-        return F.col(f"rep.`{c}`")
-
-    start = F.when(F.col("_ll_version") == 1, _default(scd.effective_from_default, from_type)).otherwise(
-        F.col("_ll_start").cast(from_type)
-    )
-    to_type = schema[scd.effective_to].dataType
-    end = F.when(is_last, _default(scd.effective_to_default, to_type)).otherwise(
-        F.col("_ll_next_start").cast(to_type)
-    )
-    out = groups.select(
-        *[data_value(c).alias(c) for c in data_cols],
-        start.alias(scd.effective_from),
-        end.alias(scd.effective_to),
-        is_last.alias("_ll_is_last"),
-        closed_by_delete.alias("_ll_closed_by_delete"),
-        F.col("_ll_version"),
-        F.col("rep._ll_sk_at").alias("_ll_sk_at"),
-        F.col("rep." + HAS_TARGET).alias("_ll_rep_stored"),
-    )
-    return _finish_columns(out, schema, scd, spec, tracked, keys)
-
-
-def _finish_columns(
-    frame: DataFrame, schema: StructType, scd: Scd2Spec, spec: WriteSpec, tracked: list[str], keys: list[str]
-) -> DataFrame:
-    """Current flag, version, surrogate key, change reason, soft-delete columns; target column order."""
-    is_current = F.col("_ll_is_last") & ~F.col("_ll_closed_by_delete")
-    values: dict[str, Column] = {scd.current_flag: is_current.cast(schema[scd.current_flag].dataType)}
-    if scd.version_column:
-        values[scd.version_column] = F.col("_ll_version").cast(schema[scd.version_column].dataType)
-    if scd.surrogate_key:
-        if scd.surrogate_key_strategy == "uuid":
-            sk = F.coalesce(F.col("_ll_sk_at"), F.expr("uuid()"))
-        else:
-            parts = [q(k).cast("string") for k in keys] + [q(scd.effective_from).cast("string")]
-            sk = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
-        values[scd.surrogate_key] = sk.cast(schema[scd.surrogate_key].dataType)
-    if scd.change_reason_column:
-        order = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col("_ll_version"))
-        changed = [F.when(~q(c).eqNullSafe(F.lag(q(c)).over(order)), F.lit(c)) for c in tracked]
-        listed = F.concat_ws(",", *changed) if changed else F.lit("")
-        reason = (
-            F.when(F.col("_ll_closed_by_delete"), F.lit("delete"))
-            .when(F.col("_ll_version") == 1, F.lit("initial_load"))
-            .otherwise(listed)
-        )
-        values[scd.change_reason_column] = reason.cast(schema[scd.change_reason_column].dataType)
-    soft = spec.soft_delete_column
-    if soft and soft in schema.names:
-        values[soft] = F.when(F.col("_ll_closed_by_delete"), F.lit(spec.soft_delete_value)).cast(
-            schema[soft].dataType
-        )
-        if spec.soft_delete_time_column in schema.names:
-            col = str(spec.soft_delete_time_column)
-            values[col] = F.when(F.col("_ll_closed_by_delete"), q(scd.effective_to)).cast(
-                schema[col].dataType
-            )
-    columns = [(values[c] if c in values else q(c)).alias(c) for c in schema.names]
-    return frame.select(*columns)
 
 
 def diff_versions(
@@ -346,8 +98,8 @@ def _unknown_member_row(
             if stored.where(condition).limit(1).count() > 0:
                 return None
     values: dict[str, Column] = {
-        scd.effective_from: _default(scd.effective_from_default, schema[scd.effective_from].dataType),
-        scd.effective_to: _default(scd.effective_to_default, schema[scd.effective_to].dataType),
+        scd.effective_from: default_literal(scd.effective_from_default, schema[scd.effective_from].dataType),
+        scd.effective_to: default_literal(scd.effective_to_default, schema[scd.effective_to].dataType),
         scd.current_flag: F.lit(True),
     }
     if scd.version_column:
@@ -383,10 +135,10 @@ def scd2_write(
     if scd.timestamp_field and scd.timestamp_field not in frame.columns:
         raise MergeKeyError(f"scd2.timestamp_field {scd.timestamp_field!r} is not in the batch")
     current_schema = adapter.schema()
-    types = _column_types(scd, frame.schema, current_schema)
+    types = scd_column_types(scd, frame.schema, current_schema)
     batch_columns = {c for c in frame.columns if c not in types and not c.startswith("_ll_")}
     flagged = frame.withColumn(DELETE_FLAG, delete_flag(frame, spec))
-    shaped = _shape_batch(flagged, scd, types)
+    shaped = shape_batch(flagged, scd, types)
     aligned, _ = evolve(adapter, shaped, spec, outcome)
     aligned = aligned.persist()
     try:
