@@ -109,7 +109,7 @@ class PlanExecutor:
         plan: Plan,
         ctx: SparkRunContext,
         *,
-        persist: StorageLevel | None = None,
+        persist: StorageLevel | str | None = None,
         contract_dict: Mapping[str, Any] | None = None,
     ) -> None:
         self.plan = plan
@@ -202,15 +202,21 @@ class PlanExecutor:
         ev.checks["pre_rules"] = checks
         unknown_dropped = enforced.unknown if enforce_step.unknown_fields == "quarantine" else []
         post_ops = [t for t in transforms if t.phase == Phase.POST]
+        has_dataset_rules = ev.dataset is not None and bool(ev.dataset.rules)
         if can_mark(post_ops, frame.columns):
             marked = self._marked_chain(phase, frame.columns, post_ops, formats, split, ev)
-            if self.persist is not None:
-                marked.frame = marked.frame.persist(self.persist)
+            # Two consumers (good, bad) re-read the source more cheaply than a cache round trip;
+            # a third (the dataset-rule aggregation) tips the balance towards persisting.
+            level = self._persist_level(needed=has_dataset_rules)
+            if level is not None:
+                marked.frame = marked.frame.persist(level)
                 ev.persisted.append(marked.frame)
             good, pre_bad, post_bad = marked.good(drop=unknown_dropped), marked.bad(), None
         else:
-            if self.persist is not None:
-                ev.persisted.append(phase.persist(self.persist))
+            # Split mode: the quarantine needs the pre phase twice (pre and post failures).
+            level = self._persist_level(needed=True)
+            if level is not None:
+                ev.persisted.append(phase.persist(level))
             pre_good = schema.drop_hidden(phase.good())
             if unknown_dropped:
                 pre_good = pre_good.drop(*unknown_dropped)
@@ -237,6 +243,11 @@ class PlanExecutor:
         ev.bad = self.obs.observe(bad, "quarantined")
         ev.row_effects = list(self.row_effects)
         return ev
+
+    def _persist_level(self, *, needed: bool) -> StorageLevel | None:
+        if self.persist == "auto":
+            return StorageLevel.DISK_ONLY if needed else None
+        return self.persist if isinstance(self.persist, StorageLevel) else None
 
     def _link_steps(self) -> list[LoadLink]:
         seen: dict[str, LoadLink] = {s.name: s for s in self.plan.links}

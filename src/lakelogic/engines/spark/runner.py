@@ -6,9 +6,10 @@ observations those actions fill. Only when the run passes its gates (reconciliat
 quarantine/dataset halts) are staged outputs moved into place and the target materialized, so a failed
 run writes nothing.
 
-The frame right after the pre checks is persisted (``LAKELOGIC_PERSIST``: ``memory_and_disk`` default,
-``disk``, ``memory_ser``, ``none``) so the two actions and the dataset-rule aggregation share one scan
-of the source; it is released at the end of the run.
+Persisting the evaluated frame (``LAKELOGIC_PERSIST``) trades a cache write for re-evaluating the
+contract in each action; ``auto`` (default) persists (DISK_ONLY) only when a third consumer (dataset
+rules) or a split post phase would otherwise re-run the pre phase; ``none``, ``disk`` and
+``memory_and_disk`` force a choice. The cache is released at the end of the run.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ _PERSIST_LEVELS: dict[str, StorageLevel | None] = {
     "none": None,
     "memory_and_disk": StorageLevel.MEMORY_AND_DISK,
     "disk": StorageLevel.DISK_ONLY,
-    "memory_ser": StorageLevel.MEMORY_AND_DISK,
 }
 
 
@@ -88,10 +88,13 @@ class _Progress:
             self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - started, 4)
 
 
-def persist_level() -> StorageLevel | None:
-    name = os.environ.get("LAKELOGIC_PERSIST", "memory_and_disk").strip().lower()
+def persist_level() -> StorageLevel | str | None:
+    """``LAKELOGIC_PERSIST``: ``auto`` (the executor decides), ``none``, ``disk``, ``memory_and_disk``."""
+    name = os.environ.get("LAKELOGIC_PERSIST", "auto").strip().lower()
+    if name == "auto":
+        return "auto"
     if name not in _PERSIST_LEVELS:
-        raise EngineError(f"LAKELOGIC_PERSIST={name!r}; allowed: {', '.join(_PERSIST_LEVELS)}")
+        raise EngineError(f"LAKELOGIC_PERSIST={name!r}; allowed: auto, {', '.join(_PERSIST_LEVELS)}")
     return _PERSIST_LEVELS[name]
 
 

@@ -1,0 +1,65 @@
+"""``lakelogic run``: exit codes, JSON output on stdout only, staged outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from lakelogic.cli.main import app
+
+CONTRACT = {
+    "version": "1.0.0",
+    "info": {"title": "Cli run", "table_name": "cli_run"},
+    "source": {"type": "landing", "format": "csv"},
+    "model": {
+        "fields": [{"name": "id", "type": "integer", "required": True}, {"name": "v", "type": "double"}]
+    },
+    "quality": {"row_rules": [{"name": "v_positive", "sql": "v > 0"}]},
+}
+
+
+@pytest.fixture(autouse=True)
+def _private_run_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKELOGIC_RUNLOG", str(tmp_path / "runlog.duckdb"))
+
+
+def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "contract.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_invalid_contract_exits_2(tmp_path: Path) -> None:
+    bad = {**CONTRACT, "model": {"fields": [{"name": "id", "type": "strng"}]}}
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, bad))])
+    assert result.exit_code == 2
+
+
+@pytest.mark.spark
+def test_run_json_and_outputs(spark: Any, tmp_path: Path) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text("id,v\n1,2.5\n2,-1\n")
+    doc = {**CONTRACT, "source": {**CONTRACT["source"], "path": str(data)}}
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    result = CliRunner().invoke(
+        app,
+        ["run", str(_write(tmp_path, doc)), "--json", "--output-good", str(good), "--output-bad", str(bad)],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["status"] == "succeeded"
+    assert report["counts"]["good"] == 1 and report["counts"]["quarantined"] == 1
+    assert spark.read.parquet(str(good)).count() == 1 and spark.read.parquet(str(bad)).count() == 1
+
+
+@pytest.mark.spark
+def test_failed_run_exits_1(spark: Any, tmp_path: Path) -> None:
+    doc = {**CONTRACT, "source": {**CONTRACT["source"], "path": str(tmp_path / "missing.csv")}}
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, doc))])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
