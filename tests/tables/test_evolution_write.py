@@ -118,3 +118,25 @@ def test_reprocess_window_replaces_only_rows_in_the_window(spark: Any, make_targ
     window = (date(2024, 1, 2), date(2024, 1, 3))
     write_frame(spark, fix, target, spec, CommitStamp("b", "c"), reprocess_window=window)  # type: ignore[arg-type]
     assert sorted(r["id"] for r in read_back(spark, target)) == [1, 3, 20, 21]
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_overwrite_policy_replaces_the_schema(spark: Any, make_target: Make, fmt: str) -> None:
+    target = make_target(fmt)
+    write_frame(
+        spark,
+        spark.createDataFrame([(1, "a")], "id int, v string"),
+        target,
+        WriteSpec(),
+        CommitStamp("a", "c"),
+    )
+    spec = WriteSpec(strategy="overwrite", evolution="overwrite")
+    write_frame(
+        spark, spark.createDataFrame([("x", 2)], "id string, n bigint"), target, spec, CommitStamp("b", "c")
+    )
+    schema = adapter_for(spark, target).schema()
+    assert schema is not None and [(f.name, f.dataType.simpleString()) for f in schema.fields] == [
+        ("id", "string"),
+        ("n", "bigint"),
+    ]
+    assert [(r["id"], r["n"]) for r in read_back(spark, target)] == [("x", 2)]

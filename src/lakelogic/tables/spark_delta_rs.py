@@ -78,6 +78,19 @@ class DeltaRsTable(FileTableBase):
             return False
         return any(stamp.matches(entry) for entry in self._table().history())
 
+    _replace_schema = False
+
+    def overwrite(
+        self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec, *, partitions: bool, replace_schema: bool
+    ) -> CommitResult:
+        if not (replace_schema and self.exists()):
+            return super().overwrite(frame, stamp, spec, partitions=partitions, replace_schema=replace_schema)
+        self._replace_schema = True
+        try:
+            return self._commit_frame(frame, [], stamp, spec)
+        finally:
+            self._replace_schema = False
+
     def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:
         """Add new columns with delta-rs (a metadata-only commit before the data commit, not stamped)."""
         if not plan.added:
@@ -147,10 +160,15 @@ class DeltaRsTable(FileTableBase):
                 )
             else:
                 table = self._table()
-                partition_by = list(table.metadata().partition_columns) or None
+                actions: list[Any] = [*adds, *removes]
+                mode = "append"
+                if self._replace_schema:  # evolution: overwrite — delta-rs replaces files and schema
+                    actions, mode = list(adds), "overwrite"
+                else:
+                    partition_by = list(table.metadata().partition_columns) or None
                 table.create_write_transaction(
-                    [*adds, *removes],
-                    mode="append",
+                    actions,
+                    mode=mode,
                     schema=arrow_schema,
                     partition_by=partition_by,
                     commit_properties=properties,
