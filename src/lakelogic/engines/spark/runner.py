@@ -161,6 +161,9 @@ def _run(
 ) -> None:
     plan = plan_factory()
     fill_identity(report, plan, contract)
+    if isinstance(request.window, tuple) and len(request.window) == 2:
+        report.window.start, report.window.end = request.window
+        report.window.label = "window"
     report.warnings.extend(plan.warnings)
     # Strict, predictable datetime parsing: invalid text gives NULL (a cast failure), never an exception.
     spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
