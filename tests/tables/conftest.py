@@ -33,6 +33,8 @@ def read_back(spark: Any, target: ResolvedTarget) -> list[dict[str, Any]]:
         from deltalake import DeltaTable
 
         rows = DeltaTable(target.name).to_pyarrow_table().to_pylist()
+    elif not any(p for p in Path(target.name).rglob(f"*.{target.format}") if "/_" not in str(p)):
+        rows = []  # Spark cannot infer the schema of a directory without data files
     else:
         rows = [r.asDict() for r in spark.read.format(target.format).load(target.name).collect()]
     return sorted(rows, key=lambda r: tuple(str(r[k]) for k in sorted(r)))

@@ -159,6 +159,16 @@ class NativeDeltaTable:
                 f"ALTER TABLE {self.sql_name} ADD COLUMNS ({quote_ident(f.name)} {f.dataType.simpleString()})"
             )
 
+    def empty(self, stamp: CommitStamp) -> bool:
+        if not self.exists():
+            return False
+        self.spark.conf.set(USER_METADATA_CONF, json.dumps(stamp.properties()))
+        try:
+            self.spark.sql(f"DELETE FROM {self.sql_name}")
+        finally:
+            self.spark.conf.unset(USER_METADATA_CONF)
+        return True
+
     def drop(self) -> bool:
         existed = self.fs.exists(self.target.name)
         self.fs.delete(self.target.name)

@@ -229,6 +229,23 @@ class FileTableBase(ABC):
         new = kept.select(*columns).unionByName(new_rows)
         return self._commit_frame(new, affected, stamp, spec)
 
+    def empty(self, stamp: CommitStamp) -> bool:
+        """Remove every row in one commit (schema and commit history stay). False when absent."""
+        if not self.exists():
+            return False
+        schema = self.schema()
+        assert schema is not None
+        directory = self.fs.child(f"{STAGING_DIR}/{uuid.uuid4().hex}")
+        self.commit(
+            staged=Staged(directory, []),
+            removed=self.current_files(),
+            schema=schema,
+            stamp=stamp,
+            spec=WriteSpec(),
+            rows_added=0,
+        )
+        return True
+
     def drop(self) -> bool:
         existed = self.fs.exists(self.target.name)
         self.fs.delete(self.target.name)

@@ -247,6 +247,18 @@ class IcebergTable:
         if plan.added or plan.widened:
             self.spark.sql(f"REFRESH TABLE {self.sql_name}")
 
+    def empty(self, stamp: CommitStamp) -> bool:
+        """DELETE every row in one snapshot (schema, properties and history stay)."""
+        if not self.exists():
+            return False
+        statement = f"DELETE FROM {self.sql_name}"
+
+        def run_delete() -> None:
+            self.spark.sql(statement)
+
+        run_with_commit_properties(self.spark, stamp.properties(), run_delete)
+        return True
+
     def drop(self) -> bool:
         existed = self.exists()
         if existed:
