@@ -1,6 +1,7 @@
 """End to end: the retail mesh through `lakelogic-driver`, two business days, as `make demo` runs it.
 
-Slow (a few minutes on a laptop): excluded from `make test`, run by `make test-all`. Expected values are
+About two minutes: part of `make test` (and so of CI) because it is the one test that drives the whole
+product (registries, driver, engine, tables, run log) the way users do. Expected values are
 computed from the landing files or from the tables themselves, never copied from a previous run.
 """
 
@@ -19,7 +20,7 @@ REGISTRY = REPO / "examples" / "retail" / "contracts"
 LANDING = REPO / "examples" / "retail" / "landing"
 DAYS = ("2026-11-01", "2026-11-02")
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 
 @dataclass(frozen=True)
