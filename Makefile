@@ -58,13 +58,13 @@ $(STAMP): pyproject.toml
 java:
 	@scripts/check_java.sh
 
-demo: setup java
+demo: java setup
 	@scripts/demo.sh
 
-test: setup
+test: java setup
 	$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
-test-all: setup
+test-all: java setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: setup
@@ -78,13 +78,13 @@ typecheck: setup
 
 check: lint format-check typecheck test
 
-bench-data: setup java
+bench-data: java setup
 	$(PY) benchmarks/generate_orders.py --rows $(BENCH_ROWS)
 
-bench: setup java
+bench: java setup
 	$(PY) benchmarks/bench_runtime.py --rows $(BENCH_ROWS)
 
-bench-materialize: setup java
+bench-materialize: java setup
 	$(PY) benchmarks/bench_materialize.py --rows $(BENCH_ROWS)
 
 clean:
