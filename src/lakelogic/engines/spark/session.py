@@ -6,7 +6,7 @@ catalog (hadoop type) over the project warehouse. Settings come from configurati
 variables below), never from code paths, so the same contract runs on a cluster unchanged.
 
 Environment:
-  LAKELOGIC_WAREHOUSE       warehouse directory of the embedded Iceberg catalog (default ./.lakelogic/warehouse)
+  LAKELOGIC_WAREHOUSE       embedded Iceberg warehouse directory (default ./.lakelogic/warehouse)
   LAKELOGIC_CATALOG         name of the default catalog (default ``lakelogic``)
   LAKELOGIC_SPARK_MASTER    master for the local session (default ``local[*]``)
   LAKELOGIC_SPARK_CONF      extra ``key=value`` pairs separated by ``;``
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,9 @@ def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> d
     conf: dict[str, str] = {
         "spark.master": master or os.environ.get("LAKELOGIC_SPARK_MASTER", "local[*]"),
         "spark.app.name": "lakelogic",
+        # Python workers (external logic, test fixtures) must run the interpreter that has our packages.
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
         "spark.jars": iceberg_runtime_jar(),
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         f"spark.sql.catalog.{catalog}": "org.apache.iceberg.spark.SparkCatalog",
