@@ -18,7 +18,7 @@ Shape of the computation (one scan of the source):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from lakelogic.engines.spark import enforce as schema
 from lakelogic.engines.spark.casting import CastFormats
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.counting import Observations
+from lakelogic.engines.spark.evaluation import Evaluation, RowEffectPoint
 from lakelogic.engines.spark.external import run_external_logic
 from lakelogic.engines.spark.extraction import apply_extraction
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
@@ -58,47 +59,7 @@ from lakelogic.plan.steps import (
     Transform,
     ValidateRows,
 )
-from lakelogic.report import SchemaDrift, SourceInfo
 from lakelogic.types import Phase
-
-
-@dataclass(frozen=True)
-class RowEffectPoint:
-    """Observation labels around a step that may change the row count."""
-
-    before: str
-    after: str
-    effect: str  # filter | dedup | expand | any
-
-
-@dataclass
-class Evaluation:
-    """The lazy result of a plan: frames, checks (for per-rule counts) and observation points."""
-
-    good: DataFrame | None
-    bad: DataFrame | None
-    observations: Observations
-    checks: dict[str, list[Check]] = field(default_factory=dict)  # observation label -> checks
-    row_effects: list[RowEffectPoint] = field(default_factory=list)
-    malformed_label: str | None = None
-    dataset: CheckDataset | None = None
-    drift: SchemaDrift = field(default_factory=SchemaDrift)
-    source_info: SourceInfo = field(default_factory=SourceInfo)
-    empty_behavior: str = "fail"
-    persisted: list[DataFrame] = field(default_factory=list)
-    quarantine_enabled: bool = True
-    fail_on_quarantine: bool = False
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def no_input(self) -> bool:
-        """True when nothing could be read (no qualifying file): zero rows without a scan."""
-        return self.good is None
-
-    def release(self) -> None:
-        for frame in self.persisted:
-            frame.unpersist()
-        self.persisted.clear()
 
 
 class PlanExecutor:
