@@ -44,3 +44,26 @@ def test_reset_empties_target_and_forgets_last_success(spark: Any, tmp_path: Pat
     assert store.query(contract="h6_reset_orders", last=1)[0]["status"] == "reset"
     window = resolve_window(WindowSpec(), "h6_reset_orders", as_of=datetime.now(UTC), store=store)
     assert window.label == "full" and window.reason == "no_previous_success"
+
+
+def test_reset_empties_a_path_target_too(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    target = tmp_path / "out" / "orders"
+    block = f"materialization: {{strategy: append, format: parquet, target_path: '{target}'}}\n"
+    path = contract(tmp_path, "p.yaml", "h6_reset_path_orders", "silver", block)
+    entry = RegistryEntry(contract_path=path, registry_file=tmp_path / "_registry.yaml", index=0)
+    node = build_node(entry, resolve_effective(path).data, effective=resolve_effective(path))
+    from lakelogic.tables.spark_write import write_frame
+    from lakelogic.tables.spec import WriteSpec
+    from lakelogic.tables.stamp import CommitStamp
+    from lakelogic.tables.target import resolve_target
+
+    assert node.effective is not None
+    resolved = resolve_target(node.effective.contract)
+    batch = spark.createDataFrame([("a",), ("b",)], "id string")
+    write_frame(spark, batch, resolved, WriteSpec(), CommitStamp(run_id="r1", contract="x"))
+    assert spark.read.parquet(str(target)).count() == 2
+
+    [result] = reset_nodes(spark, [node], store=None)
+    assert result.emptied == [str(target)]
+    assert not [f for f in target.rglob("*.parquet") if "_lakelogic" not in str(f)]  # no data file left

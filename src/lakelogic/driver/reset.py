@@ -1,8 +1,8 @@
 """Reset (DRIVER §17): empty the targets and quarantine tables of selected contracts and write ``reset``
 run-log rows, so the next ``last_success`` window of each is a full load.
 
-Catalog tables are emptied with ``DELETE FROM`` (schema, properties and history stay); path targets are not
-supported yet and are reported instead of being removed.
+Outputs are emptied through :func:`lakelogic.tables.reset.empty_outputs`, so every format works the same way
+(catalog tables and Delta/Parquet paths): one stamped commit per table, schema and history kept.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakelogic.driver.nodes import Node
-from lakelogic.errors import UnsupportedError
 from lakelogic.runlog import RunLogStore
 
 
@@ -24,41 +23,37 @@ class ResetResult:
     absent: list[str] = field(default_factory=list)
 
 
-def reset_targets(node: Node) -> list[tuple[str, bool]]:
-    """``(qualified table name, is the target)`` pairs a reset empties: the target, then its quarantine."""
+def _resolved(node: Node) -> Any:
     from lakelogic.tables.target import resolve_target
 
     contract = node.effective.contract if node.effective is not None else None
     if contract is None or contract.materialization is None:
+        return None
+    return resolve_target(contract)
+
+
+def reset_targets(node: Node) -> list[tuple[str, bool]]:
+    """``(table name or path, is the target)`` pairs a reset empties: the target, then its quarantine."""
+    resolved = _resolved(node)
+    if resolved is None:
         return []
-    resolved = resolve_target(contract)
-    out: list[tuple[str, bool]] = []
-    for sink, is_target in ((resolved, True), (resolved.quarantine, False)):
-        if sink is None:
-            continue
-        if not sink.is_table:
-            raise UnsupportedError(
-                f"{node.id}: reset of path target {sink.name} is not supported",
-                hint="empty the path yourself, then reset the run log with a catalog target",
-            )
-        out.append((sink.name, is_target))
-    return out
+    sinks = [(resolved, True), (resolved.quarantine, False)]
+    return [(sink.name, is_target) for sink, is_target in sinks if sink is not None]
 
 
 def reset_nodes(
     spark: Any, nodes: list[Node], *, store: RunLogStore | None, pipeline_run_id: str | None = None
 ) -> list[ResetResult]:
     """Empty every target and quarantine table of ``nodes`` and record one ``reset`` row per node."""
-    plans = [(node, reset_targets(node)) for node in nodes]  # fail before touching anything
+    from lakelogic.tables.reset import empty_outputs
+
+    plans = [(node, _resolved(node)) for node in nodes]  # resolve every target before touching anything
     results = []
-    for node, tables in plans:
+    for node, resolved in plans:
         result = ResetResult(node.id)
-        for name, _is_target in tables:
-            if spark.catalog.tableExists(name):
-                spark.sql(f"DELETE FROM {name}")
-                result.emptied.append(name)
-            else:
-                result.absent.append(name)
+        tables = [] if resolved is None else empty_outputs(spark, resolved, contract=node.name)
+        for name, existed in tables:
+            (result.emptied if existed else result.absent).append(name)
         if store is not None:
             now = datetime.now(UTC)
             store.write(
