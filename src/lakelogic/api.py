@@ -111,7 +111,11 @@ class DataProcessor:
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``)."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
+        from lakelogic.sources.windows import ReadWindow
 
+        # ``window``: (start, end), or an object with start/end/label/reason (the driver's Window); the
+        # label decides how file sources select (by arrival time, or by the date in the file name).
+        read_window = ReadWindow.of(window)
         request = RunRequest(
             source=source,
             materialize=materialize,
@@ -120,7 +124,8 @@ class DataProcessor:
             output_bad=str(output_bad) if output_bad is not None else None,
             run_id=run_id or str(uuid.uuid4()),
             pipeline_run_id=pipeline_run_id,
-            window=window,
+            window=read_window.bounds() if read_window is not None else None,
+            source_window=read_window,
         )
         outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
         return RunResult(outcome.good, outcome.bad, outcome.report)

@@ -44,11 +44,12 @@ def spark_contract_runner(
                 materialize=True,
                 run_id=request.run_id,
                 pipeline_run_id=request.pipeline_run_id,
-                window=(request.window.start, request.window.end),
+                window=request.window,
             )
             report: RunReport = result.report
             report.window.label = request.window.label
-            report.window.reason = request.window.reason
+            # The source reader's reason (e.g. window_not_applicable) says what the read did; keep it.
+            report.window.reason = report.window.reason or request.window.reason
             return report
 
     def cancel(node_id: str) -> None:

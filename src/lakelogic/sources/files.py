@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import glob as globlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,8 +142,13 @@ def read_files(
     base_dir: Path | None = None,
     with_file_path: bool = False,
     source_type: str = "landing",
+    select: Callable[[list[str]], list[str]] | None = None,
 ) -> SourceRead:
-    """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None."""
+    """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None.
+
+    ``select`` narrows the listed local files before anything is read (a processing window,
+    :mod:`lakelogic.sources.windows`); remote paths are not listed here, so it does not apply to them.
+    """
     options = dict(options or {})
     resolved = resolve_path(path, base_dir)
     declared = fmt.lower() if fmt else None
@@ -155,6 +160,8 @@ def read_files(
         targets, base = [resolved if not pattern else resolved.rstrip("/") + "/" + pattern], None
     else:
         targets, base = list_local_files(resolved, pattern)
+        if select is not None:
+            targets = select(targets)
         sizes = [(f, os.stat(f)) for f in targets]
         info.files_count = len(targets)
         info.files = targets[:LISTED_FILES]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,3 +31,7 @@ class SparkRunContext:
     # lookup_duplicate_keys); lakelogic.engines.spark.ops.resolve_pending_warnings moves them to
     # ``warnings``.
     pending_warnings: list[Callable[[float], list[str]]] = field(default_factory=list)
+    # The run's processing window as the source reader applies it (lakelogic.sources.windows), and
+    # what the read did with it (lakelogic.sources.window_apply.SourceWindowState, for the report).
+    source_window: Any = None
+    source_window_state: Any = None

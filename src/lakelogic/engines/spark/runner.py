@@ -43,6 +43,7 @@ from lakelogic.errors import (
     UnsupportedError,
 )
 from lakelogic.report import ErrorBlock, RunReport
+from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
 
 _PERSIST_LEVELS: dict[str, StorageLevel | None] = {
@@ -63,6 +64,8 @@ class RunRequest:
     pipeline_run_id: str | None = None
     window: Any = None
     env: str | None = None
+    # The window with its label (lakelogic.sources.windows.ReadWindow) for the source reader.
+    source_window: Any = None
 
 
 @dataclass
@@ -174,12 +177,15 @@ def _run(
         contract_dir=getattr(contract, "contract_dir", None),
         pipeline_run_id=request.pipeline_run_id,
     )
+    ctx.source_window = request.source_window or ReadWindow.of(request.window)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
     executor = PlanExecutor(plan, ctx, persist=persist_level(), contract_dict=contract_dict)
     with progress.stage("read"):
         ev = executor.evaluate(request.source)
     outcome.evaluation = ev
     report.source = ev.source_info
+    if ctx.source_window_state is not None:
+        ctx.source_window_state.fill_report(report)
     report.schema_drift = ev.drift
     if ev.good is None or ev.bad is None:
         _empty(report, ev, ctx)
@@ -204,6 +210,8 @@ def _run(
             noop_action(ev.bad)
     progress.step = "counts"
     fill_counts(report, ev, plan)
+    if ctx.source_window_state is not None and report.counts.source > 0:
+        ctx.source_window_state.fill_current(report)
     resolve_pending_warnings(ctx)  # op warnings observed during the actions (lookup_duplicate_keys)
     report.warnings.extend(w for w in ctx.warnings if w not in report.warnings)
     if report.counts.source == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame
 
@@ -11,7 +12,9 @@ from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.errors import PlanError, UnsupportedError
 from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
-from lakelogic.sources.files import read_files, read_table
+from lakelogic.sources.files import SourceRead, read_files, read_table
+from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
+from lakelogic.sources.windows import INCREMENTAL_MODES, WindowDecision, decide
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
 _TABLE_TYPES = {"table", "delta", "iceberg"}
@@ -44,8 +47,9 @@ def read_plan_source(
             base_dir=Path.cwd(),
             with_file_path=with_file_path,
             source_type=step.source_type if step is not None else "landing",
+            select=_selector(ctx, step),
         )
-        return SourceOutcome(read.frame, read.info, empty)
+        return _windowed(ctx, step, read, empty)
     if step is None or not step.path:
         raise PlanError(
             "the contract has no source path; pass a DataFrame or a path to run()", yaml_path="source.path"
@@ -66,5 +70,41 @@ def read_plan_source(
         base_dir=ctx.contract_dir,
         with_file_path=with_file_path,
         source_type=kind,
+        select=_selector(ctx, step),
     )
-    return SourceOutcome(read.frame, read.info, empty)
+    return _windowed(ctx, step, read, empty)
+
+
+def _selector(ctx: SparkRunContext, step: ReadSource | None) -> Any:
+    """File selection by the run's window (SEMANTICS §3.4); records the decision on ``ctx``."""
+    window = ctx.source_window
+    if step is None or window is None:
+        return None
+
+    def select(files: list[str]) -> list[str]:
+        decision = decide(files, window, load_mode=step.load_mode, watermark_field=step.watermark_field)
+        ctx.source_window_state = SourceWindowState(window, decision)
+        return decision.files
+
+    return select
+
+
+def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, empty: str) -> SourceOutcome:
+    """The watermark row filter, the cursor observation and the "no new data" rule of a window."""
+    window = ctx.source_window
+    if step is None or window is None:
+        return SourceOutcome(read.frame, read.info, empty)
+    state: SourceWindowState | None = ctx.source_window_state
+    if state is None:  # remote paths are not listed: only a row window can apply
+        decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
+        if decision.row_window is None and decision.applied:
+            decision = WindowDecision([], "remote_files_not_windowed")
+        state = ctx.source_window_state = SourceWindowState(window, decision)
+    frame = read.frame
+    rows = state.decision.row_window
+    if frame is not None and rows is not None:
+        frame = filter_rows(frame, rows)
+        frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
+    if state.decision.applied and step.load_mode.lower() in INCREMENTAL_MODES:
+        empty = "skip"  # an empty window of an incremental source is "no new data", not an error
+    return SourceOutcome(frame, read.info, empty)
