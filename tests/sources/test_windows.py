@@ -61,7 +61,7 @@ def test_last_success_window_ignores_name_dates(tmp_path: Path) -> None:
         load_mode="incremental",
         watermark_field=None,
     )
-    assert decision.files == [late] and decision.reason == "file_mtime" and decision.applied
+    assert decision.files == [late] and decision.basis == "file_mtime" and decision.applied
 
 
 @pytest.mark.parametrize("label", ["range", "yesterday", "reprocess", "backfill_20240309"])
@@ -79,7 +79,8 @@ def test_explicit_windows_select_by_name_date_then_mtime(tmp_path: Path, label: 
         watermark_field=None,
     )
     assert decision.files == [named_in, unnamed_in]
-    assert decision.reason == "file_name_date" and decision.skipped_files == 2
+    assert decision.basis == "file_name_date" and decision.skipped_files == 2
+    assert decision.reason is None
 
 
 def test_no_qualifying_file_is_no_fallback(tmp_path: Path) -> None:
@@ -178,7 +179,7 @@ def test_second_incremental_run_reads_no_files_and_adds_no_rows(spark: Any, tmp_
     first_end = datetime.now(UTC)
     first = processor.run(materialize=True, window=ReadWindow("full", None, first_end, "no_previous_success"))
     assert first.report.status == "succeeded", first.report.error
-    assert first.report.source.files_count == 2 and first.report.window.reason == "file_mtime"
+    assert first.report.source.files_count == 2 and first.report.window.reason == "no_previous_success"
     assert _target_ids(target) == [1, 2, 3]
 
     second = processor.run(materialize=True, window=ReadWindow("incremental", first_end, datetime.now(UTC)))
@@ -192,6 +193,7 @@ def test_second_incremental_run_reads_no_files_and_adds_no_rows(spark: Any, tmp_
     third = processor.run(materialize=True, window=ReadWindow("incremental", first_end, datetime.now(UTC)))
     assert third.report.status == "succeeded", third.report.error
     assert third.report.source.files == [str(late)]
+    assert third.report.window.reason == "file_mtime"  # no reason given: how the window was applied
     assert _target_ids(target) == [1, 2, 3, 4]
 
 

@@ -31,9 +31,14 @@ class SourceWindowState:
     watermark: Observation | None = None
 
     def fill_report(self, report: RunReport) -> None:
-        """``report.window.reason`` and ``report.watermark.field/previous`` (known before any action)."""
-        if self.decision.reason is not None:
-            report.window.reason = self.decision.reason
+        """``report.window.reason`` and ``report.watermark.field/previous`` (known before any action).
+
+        The reason a window did not apply wins; otherwise the window's own reason (the driver's, e.g.
+        ``no_previous_success``) is kept, and a window without one records how it was applied.
+        """
+        reason = self.decision.reason or self.window.reason or self.decision.basis
+        if reason is not None:
+            report.window.reason = reason
         rows = self.decision.row_window
         if rows is not None:
             report.watermark.field = rows.field

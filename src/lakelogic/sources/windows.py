@@ -91,7 +91,10 @@ class WindowDecision:
     """What the reader does with a window: which files, which row filter, and why (report.window)."""
 
     files: list[str]
+    # Why the window did NOT restrict the read (window_not_applicable, …); None when it did.
     reason: str | None = None
+    # How the window restricted the read: file_mtime, file_name_date or watermark_field.
+    basis: str | None = None
     row_window: RowWindow | None = None
     applied: bool = False  # the window restricted the read (an empty read is then "no new data")
     skipped_files: int = 0
@@ -157,11 +160,11 @@ def decide(
     if mode in INCREMENTAL_MODES:
         if watermark_field:
             rows = RowWindow(watermark_field, window.start, window.end)
-            return WindowDecision(listed, "watermark_field", rows, applied=True)
+            return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
         chosen = select_files(listed, window)
         basis = "file_name_date" if window.explicit else "file_mtime"
-        return WindowDecision(chosen, basis, applied=True, skipped_files=len(listed) - len(chosen))
+        return WindowDecision(chosen, basis=basis, applied=True, skipped_files=len(listed) - len(chosen))
     if window.explicit and watermark_field:
         rows = RowWindow(watermark_field, window.start, window.end)
-        return WindowDecision(listed, "watermark_field", rows, applied=True)
+        return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
     return WindowDecision(listed, WINDOW_NOT_APPLICABLE)
