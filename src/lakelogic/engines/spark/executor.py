@@ -72,10 +72,14 @@ class PlanExecutor:
         *,
         persist: StorageLevel | str | None = None,
         contract_dict: Mapping[str, Any] | None = None,
+        good_reread: bool = False,
     ) -> None:
         self.plan = plan
         self.ctx = ctx
         self.persist = persist
+        # The good frame is written to a file that the dataset rules re-read (column-pruned), so they
+        # are no third consumer of the evaluated chain.
+        self.good_reread = good_reread
         self.contract_dict = contract_dict
         self.obs = Observations(run_tag=ctx.run_id.replace("-", "")[:12])
         self.row_effects: list[RowEffectPoint] = []
@@ -167,8 +171,9 @@ class PlanExecutor:
         if can_mark(post_ops, frame.columns):
             marked = self._marked_chain(phase, frame.columns, post_ops, formats, split, ev)
             # Two consumers (good, bad) re-read the source more cheaply than a cache round trip;
-            # a third (the dataset-rule aggregation) tips the balance towards persisting.
-            level = self._persist_level(needed=has_dataset_rules)
+            # a third (the dataset-rule aggregation over the lazy good frame) tips the balance towards
+            # persisting, unless the dataset rules re-read the written good output instead.
+            level = self._persist_level(needed=has_dataset_rules and not self.good_reread)
             if level is not None:
                 marked.frame = marked.frame.persist(level)
                 ev.persisted.append(marked.frame)

@@ -20,8 +20,12 @@ from lakelogic.plan.ops_common import literal, quote
 from lakelogic.plan.steps import Transform
 from lakelogic.types import parse_type
 
-# Java regex: \s without UNICODE_CHARACTER_CLASS is exactly ASCII whitespace [ \t\n\x0B\f\r].
-_TRIM_PATTERNS = {"both": r"\A\s+|\s+\z", "left": r"\A\s+", "right": r"\s+\z"}
+# ASCII whitespace [ \t\n\x0B\f\r] (what Java regex \s means) as a SQL literal holding the raw characters
+# (no escapes, so spark.sql.parser.escapedStringLiterals cannot change it). Spark's
+# TRIM(<side> <chars> FROM x) strips any of them natively (code-generated, no regex per row): about half
+# the cost of the equivalent regexp_replace.
+_ASCII_WHITESPACE_SQL = "' \t\n\x0b\f\r'"
+_TRIM_SIDES = {"both": "BOTH", "left": "LEADING", "right": "TRAILING"}
 
 
 def apply_rename(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
@@ -66,8 +70,14 @@ def _text_fields(step: Transform, frame: DataFrame) -> list[str]:
 
 
 def apply_trim(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
-    pattern = _TRIM_PATTERNS[step.params.get("side", "both")]
-    return with_columns(frame, {f: F.regexp_replace(col(f), pattern, "") for f in _text_fields(step, frame)})
+    side = _TRIM_SIDES[step.params.get("side", "both")]
+    return with_columns(
+        frame,
+        {
+            f: F.expr(f"trim({side} {_ASCII_WHITESPACE_SQL} FROM {quote(f)})")
+            for f in _text_fields(step, frame)
+        },
+    )
 
 
 def apply_lower(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:

@@ -35,6 +35,10 @@ class StagedOutput:
         frame.write.mode("overwrite").parquet(self.staging)
         self._written = True
 
+    def read(self) -> DataFrame:
+        """The staged rows (lazily; valid until :meth:`commit` or :meth:`discard`)."""
+        return self.spark.read.parquet(self.staging)
+
     def commit(self) -> None:
         """Replace ``path`` with the staged output (overwrite semantics)."""
         if not self._written:

@@ -8,7 +8,8 @@ run writes nothing.
 
 Persisting the evaluated frame (``LAKELOGIC_PERSIST``) trades a cache write for re-evaluating the
 contract in each action; ``auto`` (default) persists (DISK_ONLY) only when a third consumer (dataset
-rules) or a split post phase would otherwise re-run the pre phase; ``none``, ``disk`` and
+rules, unless they can re-read the staged good Parquet output) or a split post phase would otherwise
+re-run the pre phase; ``none``, ``disk`` and
 ``memory_and_disk`` force a choice. The cache is released at the end of the run.
 """
 
@@ -179,7 +180,13 @@ def _run(
     )
     ctx.source_window = request.source_window or ReadWindow.of(request.window)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
-    executor = PlanExecutor(plan, ctx, persist=persist_level(), contract_dict=contract_dict)
+    executor = PlanExecutor(
+        plan,
+        ctx,
+        persist=persist_level(),
+        contract_dict=contract_dict,
+        good_reread=bool(request.output_good),
+    )
     with progress.stage("read"):
         ev = executor.evaluate(request.source)
     outcome.evaluation = ev
@@ -192,11 +199,15 @@ def _run(
         return
     outcome.good, outcome.bad = ev.good, ev.bad
     # The two actions: each frame is consumed once; observations fill every count meanwhile.
+    dataset_input = ev.good
     if request.output_good:
         out = StagedOutput(spark, request.output_good, request.run_id)
         staged.append(out)
         with progress.stage("write_target"):
             out.write(ev.good)
+        # The staged Parquet holds exactly the final good rows: the dataset rules read back only the
+        # columns they need instead of evaluating the whole contract a third time.
+        dataset_input = out.read()
     else:
         with progress.stage("evaluate"):
             noop_action(ev.good)
@@ -227,7 +238,7 @@ def _run(
         )
     if ev.dataset is not None and ev.dataset.rules:
         with progress.stage("dataset_rules"):
-            report.dataset_rules = evaluate_dataset_rules(spark, ev.good, ev.dataset.rules, ctx.links)
+            report.dataset_rules = evaluate_dataset_rules(spark, dataset_input, ev.dataset.rules, ctx.links)
     _gates(report, ev)
     failed_ds = failed_error_rules(report.dataset_rules)
     if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
