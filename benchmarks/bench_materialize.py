@@ -117,8 +117,13 @@ def prepare_sources(spark: SparkSession, rows: int, spec_by_strategy: dict[str, 
 
 
 def fresh_copy(spark: SparkSession, source: str, target: str) -> None:
+    """A copy with the row-level table properties LakeLogic sets when it creates a table (merge-on-read);
+    a plain CTAS would be copy-on-write and make every merge rewrite whole data files."""
+    from lakelogic.tables.spec import ICEBERG_ROW_LEVEL_DEFAULTS
+
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
     spark.sql(f"DROP TABLE IF EXISTS {target}")
-    spark.sql(f"CREATE TABLE {target} USING iceberg AS SELECT * FROM {source}")
+    spark.sql(f"CREATE TABLE {target} USING iceberg TBLPROPERTIES ({properties}) AS SELECT * FROM {source}")
 
 
 def timed_write(

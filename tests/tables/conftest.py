@@ -36,5 +36,8 @@ def read_back(spark: Any, target: ResolvedTarget) -> list[dict[str, Any]]:
     elif not any(p for p in Path(target.name).rglob(f"*.{target.format}") if "/_" not in str(p)):
         rows = []  # Spark cannot infer the schema of a directory without data files
     else:
-        rows = [r.asDict() for r in spark.read.format(target.format).load(target.name).collect()]
+        reader = spark.read.format(target.format)
+        if target.format == "parquet":  # files written before an added column lack it: merge footers
+            reader = reader.option("mergeSchema", "true")
+        rows = [r.asDict() for r in reader.load(target.name).collect()]
     return sorted(rows, key=lambda r: tuple(str(r[k]) for k in sorted(r)))

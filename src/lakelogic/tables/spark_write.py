@@ -24,6 +24,7 @@ from lakelogic.tables.spark_evolution import (
     evolved_schema,
     plan_evolution,
 )
+from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_scan_merge
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
@@ -158,6 +159,8 @@ def _apply_keyed(
     batch_columns: set[str],
 ) -> CommitResult | None:
     keys = spec.primary_key
+    if single_scan_applies(adapter, spec, batch_columns):
+        return _single_scan(adapter, prepared, spec, stamp, outcome, batch_columns)
     small = prepared.count() <= spec.broadcast_keys_max_rows
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
@@ -178,6 +181,29 @@ def _apply_keyed(
         return adapter.apply_changes(changes, stamp, spec, match=keys, bounds=_bounds(summary, keys))
     finally:
         changes.unpersist()
+
+
+def _single_scan(
+    adapter: TableAdapter,
+    prepared: DataFrame,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: WriteOutcome,
+    batch_columns: set[str],
+) -> CommitResult | None:
+    """Merge into a merge-on-read Iceberg table with one MERGE (one target scan, counts from the
+    snapshot summary). A batch that changes nothing leaves an empty snapshot carrying the stamp and is
+    reported like the general path: no rows, no snapshot."""
+    from lakelogic.tables.spark_iceberg import IcebergTable
+
+    assert isinstance(adapter, IcebergTable)
+    aligned, _ = _evolve(adapter, prepared, spec, outcome)
+    columns = [c for c in aligned.columns if c != DELETE_FLAG]
+    merged = single_scan_merge(adapter, aligned, columns, stamp, spec, batch_columns=batch_columns)
+    outcome.rows_inserted, outcome.rows_updated = merged.inserted, merged.updated
+    if merged.inserted == 0 and merged.updated == 0:
+        return None
+    return CommitResult(committed=True, snapshot=merged.snapshot)
 
 
 def _scd2_write(
