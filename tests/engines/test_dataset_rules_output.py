@@ -1,0 +1,51 @@
+"""Dataset rules of a run that writes ``output_good`` read the staged good Parquet (no third evaluation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelogic.api import DataProcessor
+from tests.engines.helpers import contract
+
+pytestmark = pytest.mark.spark
+
+FIELDS = [{"name": "id", "type": "integer", "required": True}, {"name": "name", "type": "string"}]
+QUALITY = {
+    "row_rules": [{"name": "name_set", "sql": "name IS NOT NULL"}],
+    "dataset_rules": [{"unique": "id"}, {"row_count_between": {"min": 1}}],
+}
+
+
+def _run(spark: Any, tmp_path: Path, rows: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+    frame = spark.createDataFrame(rows, "id int, name string")
+    return DataProcessor(contract(FIELDS, quality=QUALITY), spark=spark).run(frame, **kwargs)
+
+
+def _by_name(report: Any) -> dict[str, Any]:
+    return {r.name: r for r in report.dataset_rules}
+
+
+@pytest.mark.parametrize("with_outputs", [True, False])
+def test_dataset_rules_see_exactly_the_good_rows(spark: Any, tmp_path: Path, with_outputs: bool) -> None:
+    # id 1 twice among the good rows; the quarantined row (id 2, no name) must not count.
+    rows = [(1, "a"), (1, "b"), (2, None), (3, "c")]
+    outputs = {"output_good": tmp_path / "good", "output_bad": tmp_path / "bad"} if with_outputs else {}
+    report = _run(spark, tmp_path, rows, **outputs).report
+    assert report.counts.good == 3 and report.counts.quarantined == 1
+    rules = _by_name(report)
+    assert rules["id_unique"].passed is False and rules["id_unique"].observed == 1
+    assert rules["row_count_between"].passed is True and rules["row_count_between"].observed == 3
+    if with_outputs:
+        assert spark.read.parquet(str(tmp_path / "good")).count() == 3
+        assert not list(tmp_path.glob("*staging*"))
+
+
+def test_dataset_rules_pass_on_unique_good_rows(spark: Any, tmp_path: Path) -> None:
+    rows = [(1, "a"), (1, None), (2, "b")]  # the duplicate id is quarantined, so the good ids are unique
+    report = _run(spark, tmp_path, rows, output_good=tmp_path / "good").report
+    rules = _by_name(report)
+    assert rules["id_unique"].passed is True and rules["id_unique"].observed == 0
+    assert rules["row_count_between"].observed == 2
