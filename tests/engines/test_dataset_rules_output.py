@@ -12,7 +12,10 @@ from tests.engines.helpers import contract
 
 pytestmark = pytest.mark.spark
 
-FIELDS = [{"name": "id", "type": "integer", "required": True}, {"name": "name", "type": "string"}]
+FIELDS: list[dict[str, Any]] = [
+    {"name": "id", "type": "integer", "required": True},
+    {"name": "name", "type": "string"},
+]
 QUALITY = {
     "row_rules": [{"name": "name_set", "sql": "name IS NOT NULL"}],
     "dataset_rules": [{"unique": "id"}, {"row_count_between": {"min": 1}}],
