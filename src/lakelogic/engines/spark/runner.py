@@ -43,6 +43,7 @@ from lakelogic.errors import (
     ReconciliationError,
     UnsupportedError,
 )
+from lakelogic.plan.clock import pin_clock
 from lakelogic.report import ErrorBlock, RunReport
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
@@ -163,7 +164,9 @@ def _run(
     outcome: RunOutcome,
     staged: list[StagedOutput],
 ) -> None:
-    plan = plan_factory()
+    # One 'now' for the whole run: every job of the run evaluates the same clock (plan/clock.py).
+    as_of = datetime.now(UTC)
+    plan = pin_clock(plan_factory(), as_of)
     fill_identity(report, plan, contract)
     if isinstance(request.window, tuple) and len(request.window) == 2:
         report.window.start, report.window.end = request.window
@@ -174,7 +177,7 @@ def _run(
     ctx = SparkRunContext(
         spark=spark,
         run_id=request.run_id,
-        as_of=datetime.now(UTC),
+        as_of=as_of,
         contract_dir=getattr(contract, "contract_dir", None),
         pipeline_run_id=request.pipeline_run_id,
     )
