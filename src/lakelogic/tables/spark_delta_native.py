@@ -22,7 +22,7 @@ from lakelogic.tables.base import CommitResult
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
 from lakelogic.tables.spark_iceberg import quote_ident, sql_string
-from lakelogic.tables.spark_merge import OP, bounds_predicate
+from lakelogic.tables.spark_merge import OP, change_set_merge_sql
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -129,18 +129,7 @@ class NativeDeltaTable:
             return self._write(changes.where(f"{OP} = 'insert'").select(*columns), stamp, spec, "append")
         view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
         changes.createOrReplaceTempView(view)
-        on = " AND ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in match)
-        if bounds is not None:
-            on += f" AND {bounds_predicate(bounds) or 'false'}"
-        updates = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in columns if c not in match)
-        cols = ", ".join(quote_ident(c) for c in columns)
-        values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
-        statement = (
-            f"MERGE INTO {self.sql_name} t USING {view} s ON {on} "
-            f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE "
-            + (f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {updates} " if updates else "")
-            + f"WHEN NOT MATCHED AND s.{OP} = 'insert' THEN INSERT ({cols}) VALUES ({values})"
-        )
+        statement = change_set_merge_sql(self.sql_name, view, columns=columns, match=match, bounds=bounds)
         previous: Any = self.spark.conf.get(USER_METADATA_CONF, None)
         self.spark.conf.set(USER_METADATA_CONF, json.dumps(stamp.properties()))
         try:

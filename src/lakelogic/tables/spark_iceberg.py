@@ -18,7 +18,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
-from lakelogic.tables.spark_merge import OP, bounds_predicate
+from lakelogic.tables.spark_merge import OP, change_set_merge_sql
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -209,20 +209,7 @@ class IcebergTable:
         view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
         changes.createOrReplaceTempView(view)
         columns = [c for c in changes.columns if c != OP]
-        on = " AND ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in match)
-        if bounds is not None:
-            # inserted rows match nothing by construction, so only the updated/deleted key range of the
-            # target needs scanning (pushed into the scan: file pruning when data is clustered by key)
-            on += f" AND {bounds_predicate(bounds) or 'false'}"
-        set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in columns if c not in match)
-        col_list = ", ".join(quote_ident(c) for c in columns)
-        values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
-        statement = (
-            f"MERGE INTO {self.sql_name} t USING {view} s ON {on} "
-            f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE "
-            + (f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {set_clause} " if set_clause else "")
-            + f"WHEN NOT MATCHED AND s.{OP} = 'insert' THEN INSERT ({col_list}) VALUES ({values})"
-        )
+        statement = change_set_merge_sql(self.sql_name, view, columns=columns, match=match, bounds=bounds)
 
         def run_merge() -> None:
             self.spark.sql(statement)

@@ -188,3 +188,35 @@ def bounds_predicate(bounds: Mapping[str, tuple[Any, Any]], alias: str = "t") ->
         name = "`" + column.replace("`", "``") + "`"
         parts.append(f"{alias}.{name} BETWEEN {sql_literal(low)} AND {sql_literal(high)}")
     return " AND ".join(parts)
+
+
+def change_set_merge_sql(
+    table: str,
+    view: str,
+    *,
+    columns: list[str],
+    match: tuple[str, ...],
+    bounds: Mapping[str, tuple[Any, Any]] | None = None,
+) -> str:
+    """``MERGE INTO table`` applying a change set (rows tagged insert/update/delete in ``OP``) from ``view``.
+
+    With ``bounds``, the ON clause also restricts the target to the touched key range: inserted rows match
+    nothing by construction, so only the updated/deleted range needs scanning (file pruning when the data
+    is clustered by key).
+    """
+
+    def q(name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    on = " AND ".join(f"t.{q(c)} = s.{q(c)}" for c in match)
+    if bounds is not None:
+        on += f" AND {bounds_predicate(bounds) or 'false'}"
+    set_clause = ", ".join(f"t.{q(c)} = s.{q(c)}" for c in columns if c not in match)
+    col_list = ", ".join(q(c) for c in columns)
+    values = ", ".join(f"s.{q(c)}" for c in columns)
+    return (
+        f"MERGE INTO {table} t USING {view} s ON {on} "
+        f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE "
+        + (f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {set_clause} " if set_clause else "")
+        + f"WHEN NOT MATCHED AND s.{OP} = 'insert' THEN INSERT ({col_list}) VALUES ({values})"
+    )
