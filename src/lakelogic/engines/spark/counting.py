@@ -74,3 +74,18 @@ class Observations:
 def sum_flag(flag_column: str) -> Column:
     """Number of rows where boolean column ``flag_column`` is TRUE (NULL counts as false)."""
     return F.coalesce(F.sum(F.col(flag_column).cast("int")), F.lit(0))
+
+
+class Unobserved(Observations):
+    """Observation points that observe nothing: for re-evaluations whose counts nobody reads.
+
+    Without the observation nodes Spark may push filters through the projections (their expressions
+    are then inlined); a re-evaluation filters its rows early, so that costs little there.
+    """
+
+    def observe(self, frame: DataFrame, label: str, metrics: dict[str, Column] | None = None) -> DataFrame:
+        self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
+        return frame
+
+    def collect_one(self, label: str) -> dict[str, Any]:
+        raise EngineError(f"internal: observation {label!r} of an unobserved evaluation was read")

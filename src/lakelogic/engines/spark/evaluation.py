@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from lakelogic.engines.spark.counting import Observations
+from lakelogic.engines.spark.fanout import Fanout
 from lakelogic.engines.spark.rules import Check
 from lakelogic.plan.steps import CheckDataset
 from lakelogic.report import SchemaDrift, SourceInfo
@@ -39,6 +40,9 @@ class Evaluation:
     quarantine_enabled: bool = True
     fail_on_quarantine: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # The source as read (re-used by re-evaluations of a subset of rows) and the one-job split.
+    source_frame: DataFrame | None = None
+    fanout: Fanout | None = None
 
     @property
     def no_input(self) -> bool:

@@ -17,21 +17,32 @@ Shape of the computation (one scan of the source):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from lakelogic.engines.spark import enforce as schema
 from lakelogic.engines.spark.casting import CastFormats
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.counting import Observations
+from lakelogic.engines.spark.counting import Observations, Unobserved
 from lakelogic.engines.spark.evaluation import Evaluation, RowEffectPoint
 from lakelogic.engines.spark.external import run_external_logic
 from lakelogic.engines.spark.extraction import apply_extraction
+from lakelogic.engines.spark.fanout import (
+    FANOUT_KEY,
+    Fanout,
+    fits,
+    key_sql,
+    observe_split,
+    quotes_row,
+    row_quoting_flags,
+)
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
 from lakelogic.engines.spark.links import load_links
 from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
@@ -73,6 +84,7 @@ class PlanExecutor:
         persist: StorageLevel | str | None = None,
         contract_dict: Mapping[str, Any] | None = None,
         good_reread: bool = False,
+        subset: str | None = None,
     ) -> None:
         self.plan = plan
         self.ctx = ctx
@@ -81,7 +93,12 @@ class PlanExecutor:
         # are no third consumer of the evaluated chain.
         self.good_reread = good_reread
         self.contract_dict = contract_dict
-        self.obs = Observations(run_tag=ctx.run_id.replace("-", "")[:12])
+        # "pre" / "post": only the quarantined rows whose messages quote a raw value of that phase
+        # (the rows the one-job split cannot rebuild from its key, engines.spark.fanout).
+        self.subset = subset
+        # Observation names are global to the session: unique per executor (a run may build several).
+        tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
+        self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
         self.row_effects: list[RowEffectPoint] = []
         self._effect_counter = 0
 
@@ -123,6 +140,7 @@ class PlanExecutor:
             return ev
         self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))
         frame = outcome.frame
+        ev.source_frame = frame
         preserve: PreserveUpstream | None = self._one(PreserveUpstream)
         if preserve is not None:
             frame = preserve_upstream(frame, preserve, self.ctx.warnings)
@@ -159,6 +177,9 @@ class PlanExecutor:
         ev.quarantine_enabled = split.quarantine_enabled
         ev.fail_on_quarantine = bool(self.plan.quarantine.get("fail_on_quarantine", False))
         rules = self._rules(Phase.PRE)
+        if self.subset == "pre":
+            # Right after the casts: the rest of the contract runs on these rows only.
+            frame = frame.where(_any_quoting([*pre_checks, *enforced.checks], split.include_error_reason))
         frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
         checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
         phase = evaluate_checks(
@@ -168,6 +189,7 @@ class PlanExecutor:
         unknown_dropped = enforced.unknown if enforce_step.unknown_fields == "quarantine" else []
         post_ops = [t for t in transforms if t.phase == Phase.POST]
         has_dataset_rules = ev.dataset is not None and bool(ev.dataset.rules)
+        marked: MarkedFrame | None = None
         if can_mark(post_ops, frame.columns):
             marked = self._marked_chain(phase, frame.columns, post_ops, formats, split, ev)
             # Two consumers (good, bad) re-read the source more cheaply than a cache round trip;
@@ -177,6 +199,9 @@ class PlanExecutor:
             if level is not None:
                 marked.frame = marked.frame.persist(level)
                 ev.persisted.append(marked.frame)
+            if self.subset == "post":
+                quoting = row_quoting_flags(marked, Phase.POST, include_reason=split.include_error_reason)
+                marked.bad_filter = f"NOT {marked.pre_bad_flag} AND ({' OR '.join(quoting) or 'false'})"
             good, pre_bad, post_bad = marked.good(drop=unknown_dropped), marked.bad(), None
         else:
             # Split mode: the quarantine needs the pre phase twice (pre and post failures).
@@ -189,14 +214,19 @@ class PlanExecutor:
             pre_bad = schema.drop_hidden(phase.bad())
             good, post_bad = self._post_phase(pre_good, transforms, formats, split, ev)
         final: FinalProjection | None = self._one(FinalProjection)
-        if final is not None:
-            good = schema.final_projection(
-                good,
-                final.fields,
-                unknown_policy=final.unknown_fields,
-                unknown=enforced.unknown,
-                cast_to_string=enforce_step.cast_to_string,
-            )
+
+        def shape_good(rows: DataFrame) -> DataFrame:
+            if final is not None:
+                rows = schema.final_projection(
+                    rows,
+                    final.fields,
+                    unknown_policy=final.unknown_fields,
+                    unknown=enforced.unknown,
+                    cast_to_string=enforce_step.cast_to_string,
+                )
+            return self._mask_and_lineage(rows, lineage)
+
+        good = shape_good(good)
         bad = assemble_quarantine(
             QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad),
             run_id=self.ctx.run_id,
@@ -204,7 +234,9 @@ class PlanExecutor:
             include_reason=split.include_error_reason,
             model_fields=[f.name for f in self.plan.fields],
         )
-        good, bad = self._mask_and_lineage(good, bad, lineage)
+        bad = self._mask_and_lineage(bad, lineage)
+        if marked is not None and malformed is None and not unknown_dropped and self.subset is None:
+            ev.fanout = self._fanout(marked, shape_good, good, bad, split)
         ev.good = self.obs.observe(good, "good")
         ev.bad = self.obs.observe(bad, "quarantined")
         ev.row_effects = list(self.row_effects)
@@ -338,13 +370,35 @@ class PlanExecutor:
         ev.checks["post_rules"] = gated
         return mark(pre, post, pre_columns)
 
-    def _mask_and_lineage(
-        self, good: DataFrame, bad: DataFrame, lineage: AddLineage | None
-    ) -> tuple[DataFrame, DataFrame]:
+    def _fanout(
+        self,
+        marked: MarkedFrame,
+        shape_good: Callable[[DataFrame], DataFrame],
+        good: DataFrame,
+        bad: DataFrame,
+        split: Split,
+    ) -> Fanout | None:
+        """The one-job split of this run, when its staged rows can serve as both outputs."""
+        keyed = key_sql(marked, include_reason=split.include_error_reason)
+        if keyed is None:
+            return None
+        key, messages = keyed
+        staged = shape_good(marked.blanked().select("*", F.expr(key).alias(FANOUT_KEY)))
+        if not fits(staged.schema, good.schema, bad.schema):
+            return None
+        return Fanout(
+            frame=observe_split(self.obs, staged),
+            good_schema=good.schema,
+            bad_schema=bad.schema,
+            messages=messages,
+            run_id=self.ctx.run_id,
+            quarantined_at=self.ctx.as_of,
+        )
+
+    def _mask_and_lineage(self, frame: DataFrame, lineage: AddLineage | None) -> DataFrame:
         mask: Mask | None = self._one(Mask)
         if mask is not None:
-            good = mask_frame(good, mask.fields, warnings=self.ctx.warnings)
-            bad = mask_frame(bad, mask.fields, warnings=self.ctx.warnings)
+            frame = mask_frame(frame, mask.fields, warnings=self.ctx.warnings)
         if lineage is not None:
             values = lineage_values(
                 lineage,
@@ -352,8 +406,15 @@ class PlanExecutor:
                 pipeline_run_id=self.ctx.pipeline_run_id,
                 processed_at=self.ctx.as_of,
             )
-            good, bad = add_lineage(good, values), add_lineage(bad, values)
-        return schema.drop_internal(good), schema.drop_internal(bad)
+            frame = add_lineage(frame, values)
+        return schema.drop_internal(frame)
+
+
+def _any_quoting(checks: Sequence[Check], include_reason: bool) -> str:
+    flags = [
+        f"({c.fail_sql})" for c in checks if c.quarantines and quotes_row(c, include_reason=include_reason)
+    ]
+    return " OR ".join(flags) if flags else "false"
 
 
 def _rule_check(rule: RowRule) -> Check:

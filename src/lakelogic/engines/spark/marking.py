@@ -11,7 +11,7 @@ re-running the pre phase for each branch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -57,6 +57,10 @@ class MarkedFrame:
     data_columns: list[str]
     post_created: list[str]
     pre_bad_flag: str
+    # Error-severity checks in message order with their flag columns (kept hidden in ``frame``).
+    message_checks: list[tuple[str, Check]] = field(default_factory=list)
+    # Extra condition on quarantined rows (a re-evaluation restricted to some of them).
+    bad_filter: str | None = None
 
     def good(self, drop: Sequence[str] = ()) -> DataFrame:
         keep = [F.col(quote_ident(c)) for c in self.data_columns if c not in set(drop)]
@@ -70,7 +74,21 @@ class MarkedFrame:
             else F.col(quote_ident(c))
             for c in self.data_columns
         ]
-        return self.frame.where(MARK_COLUMN).select(*cols, F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN))
+        where = MARK_COLUMN if self.bad_filter is None else f"{MARK_COLUMN} AND ({self.bad_filter})"
+        return self.frame.where(where).select(*cols, F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN))
+
+    def blanked(self) -> DataFrame:
+        """Every row with the data columns a quarantined row keeps (post-created ones NULL after a pre
+        failure), plus the hidden flags: the input of the one-job split (engines.spark.fanout)."""
+        created = set(self.post_created)
+        cols = [
+            F.when(~F.col(self.pre_bad_flag), F.col(quote_ident(c))).alias(c)
+            if c in created
+            else F.col(quote_ident(c))
+            for c in self.data_columns
+        ]
+        hidden = [MARK_COLUMN, self.pre_bad_flag, *[flag for flag, _ in self.message_checks]]
+        return self.frame.select(*cols, *[F.col(h) for h in hidden])
 
 
 def mark(pre: PhaseResult, post: PhaseResult, pre_columns: Sequence[str]) -> MarkedFrame:
@@ -81,12 +99,14 @@ def mark(pre: PhaseResult, post: PhaseResult, pre_columns: Sequence[str]) -> Mar
     data = [
         c for c in post.data_columns if not c.startswith(HIDDEN_PREFIX) and not c.startswith("__lakelogic_")
     ]
+    message_checks = [*pre.quarantining(), *post.quarantining()]
     marked = post.flagged.select(
         *[F.col(quote_ident(c)) for c in data],
         F.expr(f"CASE WHEN {bad} THEN {array_sql(pre_msgs + post_msgs)} END").alias(ERRORS_COLUMN),
         F.expr(f"CASE WHEN {bad} THEN {array_sql(pre_cats + post_cats)} END").alias(CATEGORIES_COLUMN),
         F.expr(bad).alias(MARK_COLUMN),
         F.col(pre.bad_flag),
+        *[F.col(flag) for flag, _ in message_checks],
     )
     created = [c for c in data if c not in set(pre_columns)]
-    return MarkedFrame(marked, data, created, pre.bad_flag)
+    return MarkedFrame(marked, data, created, pre.bad_flag, message_checks)

@@ -24,7 +24,7 @@ class StagedOutput:
         self.staging = f"{self.path}.__lakelogic_staging_{run_id.replace('-', '')[:12]}"
         self._written = False
 
-    def _fs(self, path: str) -> tuple[Any, Any]:
+    def filesystem(self, path: str) -> tuple[Any, Any]:
         jvm = self.spark.sparkContext._jvm  # the Hadoop FileSystem API has no Python binding
         assert jvm is not None
         hpath = jvm.org.apache.hadoop.fs.Path(path)
@@ -35,6 +35,11 @@ class StagedOutput:
         frame.write.mode("overwrite").parquet(self.staging)
         self._written = True
 
+    def adopt(self, staging: str) -> None:
+        """Use ``staging``, written by another job (engines.spark.fanout), as this output's staged data."""
+        self.staging = staging.rstrip("/")
+        self._written = True
+
     def read(self) -> DataFrame:
         """The staged rows (lazily; valid until :meth:`commit` or :meth:`discard`)."""
         return self.spark.read.parquet(self.staging)
@@ -43,8 +48,8 @@ class StagedOutput:
         """Replace ``path`` with the staged output (overwrite semantics)."""
         if not self._written:
             return
-        fs, final = self._fs(self.path)
-        _, staging = self._fs(self.staging)
+        fs, final = self.filesystem(self.path)
+        _, staging = self.filesystem(self.staging)
         if fs.exists(final):
             fs.delete(final, True)
         parent = final.getParent()
@@ -55,7 +60,7 @@ class StagedOutput:
         self._written = False
 
     def discard(self) -> None:
-        fs, staging = self._fs(self.staging)
+        fs, staging = self.filesystem(self.staging)
         if fs.exists(staging):
             fs.delete(staging, True)
         self._written = False

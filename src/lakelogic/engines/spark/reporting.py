@@ -24,7 +24,11 @@ def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
 
 def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
     obs = ev.observations
-    counts = Counts(source=obs.rows("source"), good=obs.rows("good"), quarantined=obs.rows("quarantined"))
+    if ev.fanout is not None and ev.fanout.ran:  # one job wrote both outputs: one observation
+        rows, bad = ev.fanout.counts["rows"], ev.fanout.counts["bad"]
+        counts = Counts(source=obs.rows("source"), good=rows - bad, quarantined=bad)
+    else:
+        counts = Counts(source=obs.rows("source"), good=obs.rows("good"), quarantined=obs.rows("quarantined"))
     for point in ev.row_effects:
         before, after = obs.rows(point.before), obs.rows(point.after)
         removed, added = max(before - after, 0), max(after - before, 0)

@@ -95,6 +95,10 @@ class PhaseResult:
             categories.append(f"CASE WHEN {flag} THEN {sql_string(check.category.lower())} END")
         return messages, categories
 
+    def quarantining(self) -> list[tuple[str, Check]]:
+        """(flag column, check) of every error-severity check, in message order."""
+        return [(flag, c) for c, flag in zip(self.checks, self.flags, strict=True) if c.quarantines]
+
     def good(self) -> DataFrame:
         keep = [F.col(quote_ident(c)) for c in self.data_columns]
         return self.flagged.where(f"NOT {self.bad_flag}").select(*keep)

@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.dataset_rules import evaluate_dataset_rules, failed_error_rules
 from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
+from lakelogic.engines.spark.fanout import FanoutOutputs
 from lakelogic.engines.spark.ops import resolve_pending_warnings
 from lakelogic.engines.spark.outputs import StagedOutput, noop_action
 from lakelogic.engines.spark.reporting import fill_counts, fill_identity
@@ -129,7 +130,7 @@ def run_contract(
     )
     progress = _Progress()
     outcome = RunOutcome(None, None, report)
-    staged: list[StagedOutput] = []
+    staged: list[StagedOutput | FanoutOutputs] = []
     try:
         _run(spark, contract, plan_factory, request, report, progress, outcome, staged)
     except BaseException as exc:
@@ -162,7 +163,7 @@ def _run(
     report: RunReport,
     progress: _Progress,
     outcome: RunOutcome,
-    staged: list[StagedOutput],
+    staged: list[StagedOutput | FanoutOutputs],
 ) -> None:
     # One 'now' for the whole run: every job of the run evaluates the same clock (plan/clock.py).
     as_of = datetime.now(UTC)
@@ -201,7 +202,77 @@ def _run(
         _empty(report, ev, ctx)
         return
     outcome.good, outcome.bad = ev.good, ev.bad
-    # The two actions: each frame is consumed once; observations fill every count meanwhile.
+    if ev.fanout is not None and request.output_good:
+        dataset_input = _one_job(spark, executor, ev, request, progress, staged)
+    else:
+        dataset_input = _two_actions(spark, ev, request, progress, staged)
+    progress.step = "counts"
+    fill_counts(report, ev, plan)
+    if ctx.source_window_state is not None and report.counts.source > 0:
+        ctx.source_window_state.fill_current(report)
+    resolve_pending_warnings(ctx)  # op warnings observed during the actions (lookup_duplicate_keys)
+    report.warnings.extend(w for w in ctx.warnings if w not in report.warnings)
+    if report.counts.source == 0:
+        for pending in staged:
+            pending.discard()
+        _empty(report, ev, ctx)
+        return
+    if not report.counts.reconciles():
+        c = report.counts
+        raise ReconciliationError(
+            f"counts do not reconcile: source {c.source} + expanded {c.expanded} != good {c.good} + "
+            f"quarantined {c.quarantined} + filtered {c.filtered}"
+        )
+    if ev.dataset is not None and ev.dataset.rules:
+        with progress.stage("dataset_rules"):
+            report.dataset_rules = evaluate_dataset_rules(spark, dataset_input, ev.dataset.rules, ctx.links)
+    _gates(report, ev)
+    failed_ds = failed_error_rules(report.dataset_rules)
+    if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
+        report.status = RunStatus.PARTIAL
+    else:
+        report.status = RunStatus.SUCCEEDED
+    progress.step = "publish"
+    for pending in staged:
+        pending.commit()
+    staged.clear()
+    if request.materialize:
+        with progress.stage("write_target"):
+            report.materialization = _materialize(spark, contract, plan, ev, report, request)
+    ev.release()
+
+
+def _one_job(
+    spark: SparkSession,
+    executor: PlanExecutor,
+    ev: Evaluation,
+    request: RunRequest,
+    progress: _Progress,
+    staged: list[StagedOutput | FanoutOutputs],
+) -> DataFrame:
+    """Every row evaluated once, good and quarantined rows written by one job (engines.spark.fanout)."""
+    assert ev.fanout is not None and request.output_good
+    fan = FanoutOutputs(spark, ev.fanout, request.output_good, request.run_id)
+    staged.append(fan)
+    with progress.stage("write_target"):
+        fan.stage(ev.observations)
+    if request.output_bad:
+        out = StagedOutput(spark, request.output_bad, request.run_id)
+        staged.append(out)
+        with progress.stage("write_quarantine"):
+            out.write(fan.quarantine(lambda subset: _reevaluate(executor, ev, subset)))
+    return fan.good_rows()
+
+
+def _two_actions(
+    spark: SparkSession,
+    ev: Evaluation,
+    request: RunRequest,
+    progress: _Progress,
+    staged: list[StagedOutput | FanoutOutputs],
+) -> DataFrame:
+    """Each frame consumed by one action (a staged write or a no-op); observations fill every count."""
+    assert ev.good is not None and ev.bad is not None
     dataset_input = ev.good
     if request.output_good:
         out = StagedOutput(spark, request.output_good, request.run_id)
@@ -222,40 +293,20 @@ def _run(
     else:
         with progress.stage("evaluate"):
             noop_action(ev.bad)
-    progress.step = "counts"
-    fill_counts(report, ev, plan)
-    if ctx.source_window_state is not None and report.counts.source > 0:
-        ctx.source_window_state.fill_current(report)
-    resolve_pending_warnings(ctx)  # op warnings observed during the actions (lookup_duplicate_keys)
-    report.warnings.extend(w for w in ctx.warnings if w not in report.warnings)
-    if report.counts.source == 0:
-        for out in staged:
-            out.discard()
-        _empty(report, ev, ctx)
-        return
-    if not report.counts.reconciles():
-        c = report.counts
-        raise ReconciliationError(
-            f"counts do not reconcile: source {c.source} + expanded {c.expanded} != good {c.good} + "
-            f"quarantined {c.quarantined} + filtered {c.filtered}"
-        )
-    if ev.dataset is not None and ev.dataset.rules:
-        with progress.stage("dataset_rules"):
-            report.dataset_rules = evaluate_dataset_rules(spark, dataset_input, ev.dataset.rules, ctx.links)
-    _gates(report, ev)
-    failed_ds = failed_error_rules(report.dataset_rules)
-    if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
-        report.status = RunStatus.PARTIAL
-    else:
-        report.status = RunStatus.SUCCEEDED
-    progress.step = "publish"
-    for out in staged:
-        out.commit()
-    staged.clear()
-    if request.materialize:
-        with progress.stage("write_target"):
-            report.materialization = _materialize(spark, contract, plan, ev, report, request)
-    ev.release()
+    return dataset_input
+
+
+def _reevaluate(executor: PlanExecutor, ev: Evaluation, subset: str) -> DataFrame:
+    """The quarantined rows of ``subset`` evaluated again (warnings of that partial run are not kept)."""
+    ctx = executor.ctx
+    warnings, pending = list(ctx.warnings), list(ctx.pending_warnings)
+    again = PlanExecutor(
+        executor.plan, ctx, persist=None, contract_dict=executor.contract_dict, subset=subset
+    ).evaluate(ev.source_frame)
+    ctx.warnings[:], ctx.pending_warnings[:] = warnings, pending
+    if again.bad is None:
+        raise EngineError(f"internal: re-evaluating the {subset!r} quarantine subset read nothing")
+    return again.bad
 
 
 def _empty(report: RunReport, ev: Evaluation, ctx: SparkRunContext) -> None:

@@ -1,0 +1,141 @@
+"""One job writes both outputs (engines.spark.fanout): the files must equal what the two-action path gives.
+
+The reference is the same contract run without output paths (lazy good/quarantine frames, each evaluated
+by its own action). Every kind of quarantined row is covered: static rule messages (rebuilt from the
+key), pre-phase cast failures and post-phase re-cast failures (messages quoting the raw value,
+re-evaluated), several failures on one row, post-created columns blanked after a pre failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelogic.api import DataProcessor
+from lakelogic.engines.spark.fanout import FANOUT_KEY, FanoutOutputs
+from tests.engines.helpers import contract
+
+pytestmark = pytest.mark.spark
+
+FIELDS: list[dict[str, Any]] = [
+    {"name": "id", "type": "integer", "required": True},
+    {"name": "email", "type": "string"},
+    {"name": "ts", "type": "timestamp"},
+    {"name": "qty", "type": "integer"},
+    {"name": "ratio", "type": "decimal(4,2)"},
+]
+TRANSFORMS = [
+    {"trim": {"fields": ["email"]}},
+    # post: computed on every row; 'ratio' overflows decimal(4,2) for large qty (a post re-cast failure)
+    {"derive": {"field": "ratio", "sql": "qty / 2.0"}, "phase": "post"},
+]
+QUALITY: dict[str, Any] = {
+    "row_rules": [
+        {"regex_match": {"field": "email", "pattern": "^[^@]+@[^@]+$"}},
+        {"range": {"field": "qty", "min": 0, "max": 1000}},
+        {"name": "ratio_small", "sql": "ratio < 100", "phase": "post", "severity": "warning"},
+    ]
+}
+SCHEMA = "id string, email string, ts string, qty string"
+ROWS = [
+    ("1", "a@x", "2026-01-02T03:04:05Z", "4"),  # good (fast UTC timestamp path)
+    ("2", " b@x ", "2026-01-02 03:04:05", "8"),  # good (other timestamp shape)
+    ("3", "nope", "2026-01-02T03:04:05Z", "4"),  # static failure
+    ("4", "nope", "2026-01-02T03:04:05Z", "-5"),  # two static failures
+    ("5", "c@x", "31/13/2026 25:61", "4"),  # cast failure (message quotes the raw value)
+    ("6", "nope", "not a time", "x"),  # cast failures and a static failure together
+    (None, "d@x", "2026-01-02T03:04:05Z", "4"),  # required missing
+    ("8", "e@x", "2026-01-02T03:04:05Z", "999"),  # post re-cast failure: ratio 499.5 > decimal(4,2)
+]
+
+
+def _doc(**quarantine: Any) -> dict[str, Any]:
+    blocks: dict[str, Any] = {"transformations": TRANSFORMS, "quality": QUALITY}
+    if quarantine:
+        blocks["quarantine"] = quarantine
+    return contract(FIELDS, **blocks)
+
+
+def _sorted(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in frame.collect()), key=lambda t: tuple(str(v) for v in t))
+
+
+@pytest.fixture(autouse=True)
+def one_job_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts one-job runs, so a silent fallback to the two-action path fails the tests."""
+    calls: list[int] = []
+    original = FanoutOutputs.stage
+
+    def stage(self: FanoutOutputs, observations: Any) -> None:
+        calls.append(1)
+        original(self, observations)
+
+    monkeypatch.setattr(FanoutOutputs, "stage", stage)
+    return calls
+
+
+def _both(spark: Any, tmp_path: Path, doc: dict[str, Any], rows: list[tuple[Any, ...]]) -> tuple[Any, Any]:
+    frame = spark.createDataFrame(rows, SCHEMA)
+    written = DataProcessor(doc, spark=spark).run(
+        frame, output_good=tmp_path / "good", output_bad=tmp_path / "bad"
+    )
+    lazy = DataProcessor(doc, spark=spark).run(frame)
+    return written, lazy
+
+
+def _drop_run_columns(frame: Any) -> Any:
+    return frame.drop("_lakelogic_run_id", "_lakelogic_quarantined_at")
+
+
+@pytest.mark.parametrize("include_reason", [True, False])
+def test_one_job_outputs_equal_the_two_action_path(
+    spark: Any, tmp_path: Path, include_reason: bool, one_job_runs: list[int]
+) -> None:
+    doc = _doc(include_error_reason=include_reason)
+    written, lazy = _both(spark, tmp_path, doc, ROWS)
+    assert one_job_runs == [1]
+    assert written.report.status != "failed", written.report.error
+    good = spark.read.parquet(str(tmp_path / "good"))
+    bad = spark.read.parquet(str(tmp_path / "bad"))
+    assert good.columns == lazy.good.columns and FANOUT_KEY not in good.columns
+    assert bad.columns == lazy.bad.columns
+    assert _sorted(good) == _sorted(lazy.good)
+    assert _sorted(_drop_run_columns(bad)) == _sorted(_drop_run_columns(lazy.bad))
+    counts, reference = written.report.counts, lazy.report.counts
+    assert (counts.source, counts.good, counts.quarantined) == (8, 2, 6)
+    assert (counts.good, counts.quarantined) == (reference.good, reference.quarantined)
+    assert {r.name: r.failed for r in written.report.rules} == {r.name: r.failed for r in lazy.report.rules}
+    assert not list(tmp_path.glob("*__lakelogic_*"))  # staging removed
+
+
+def test_messages_quote_raw_values_and_keep_rule_order(spark: Any, tmp_path: Path) -> None:
+    _both(spark, tmp_path, _doc(), ROWS)
+    bad = {r["id"]: r for r in spark.read.parquet(str(tmp_path / "bad")).collect()}
+    assert bad[5]["_lakelogic_errors"] == [
+        'Rule failed: ts_type (cannot cast "31/13/2026 25:61" to timestamp)'
+    ]
+    assert [e.split(" (")[0] for e in bad[6]["_lakelogic_errors"]] == [
+        "Rule failed: ts_type",
+        "Rule failed: qty_type",
+        "Rule failed: email_regex_match",
+    ]
+    assert bad[4]["_lakelogic_categories"] == ["validity", "validity"]
+    assert bad[8]["_lakelogic_errors"][0].startswith("Rule failed: ratio_type (cannot cast 499.5")
+    assert bad[3]["ratio"] is None  # post-created column blanked after a pre failure
+    assert bad[3]["_lakelogic_run_id"] and bad[3]["_lakelogic_quarantined_at"] is not None
+
+
+def test_no_good_rows_still_writes_an_empty_good_dataset(spark: Any, tmp_path: Path) -> None:
+    written, _ = _both(spark, tmp_path, _doc(), [r for r in ROWS if r[0] in ("3", "5")])
+    assert written.report.counts.good == 0 and written.report.counts.quarantined == 2
+    good = spark.read.parquet(str(tmp_path / "good"))
+    assert good.count() == 0 and "ratio" in good.columns
+
+
+def test_only_good_rows_skip_every_quarantine_job(spark: Any, tmp_path: Path) -> None:
+    written, _ = _both(spark, tmp_path, _doc(), [r for r in ROWS if r[0] in ("1", "2")])
+    assert written.report.counts.quarantined == 0
+    assert spark.read.parquet(str(tmp_path / "bad")).count() == 0
+    assert spark.read.parquet(str(tmp_path / "good")).count() == 2
