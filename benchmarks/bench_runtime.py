@@ -52,7 +52,13 @@ def lakelogic_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any
     if report.status == "failed":
         raise RuntimeError(f"the LakeLogic run failed: {report.error}")
     counts = report.counts
-    return {"status": str(report.status), "good": counts.good, "quarantined": counts.quarantined}
+    steps = {k: round(v, 2) for k, v in report.timings.items() if v >= 0.01}
+    return {
+        "status": str(report.status),
+        "good": counts.good,
+        "quarantined": counts.quarantined,
+        "steps (s)": steps,
+    }
 
 
 def jvm_cpu_reader(spark: SparkSession) -> Callable[[], float | None]:

@@ -52,3 +52,20 @@ def test_dataset_rules_pass_on_unique_good_rows(spark: Any, tmp_path: Path) -> N
     rules = _by_name(report)
     assert rules["id_unique"].passed is True and rules["id_unique"].observed == 0
     assert rules["row_count_between"].observed == 2
+
+
+def test_unique_screen_bounds_duplicates_and_ignores_null_keys(spark: Any) -> None:
+    from lakelogic.engines.spark.dataset_rules import unique_screen_sql
+
+    frame = spark.createDataFrame([(1, "a"), (1, "a"), (1, None), (1, None), (2, "a")], "id int, name string")
+    # (1, a) twice: one duplicate; rows with a NULL key part never count (as COUNT(DISTINCT a, b)).
+    assert frame.selectExpr(unique_screen_sql(["id", "name"])).first()[0] == 1
+    assert frame.selectExpr(unique_screen_sql(["name"])).first()[0] == 2
+    assert frame.where("name IS NULL").selectExpr(unique_screen_sql(["name"])).first()[0] == 0
+
+
+def test_composite_unique_rule_reports_the_exact_duplicate_count(spark: Any, tmp_path: Path) -> None:
+    doc = contract(FIELDS, quality={"dataset_rules": [{"unique": ["id", "name"]}]})
+    frame = spark.createDataFrame([(1, "a"), (1, "a"), (1, "a"), (2, None), (2, None)], "id int, name string")
+    rule = DataProcessor(doc, spark=spark).run(frame, output_good=tmp_path / "good").report.dataset_rules[0]
+    assert rule.passed is False and rule.observed == 2

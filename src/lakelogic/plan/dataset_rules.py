@@ -80,6 +80,7 @@ def compile_dataset_rules(
                 columns=d.columns,
                 description=d.description,
                 materialization_columns=tuple(c for c in d.columns if c in materialization_columns),
+                unique_columns=d.columns if d.unique_set is not None else (),
             )
         )
     return tuple(rules)

@@ -108,6 +108,9 @@ class DatasetRule:
     # The subset of ``columns`` that only the write adds (SCD2 columns, surrogate key): such a rule
     # reports ``passed: null`` (SEMANTICS §10.5).
     materialization_columns: tuple[str, ...] = ()
+    # The key columns of a uniqueness rule (its ``observed`` counts duplicate keys), in key order;
+    # engines may screen such a rule with a cheaper aggregate first (engines.spark.dataset_rules).
+    unique_columns: tuple[str, ...] = ()
 
 
 # --- steps ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from lakelogic.errors import PlanError
+from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import DatasetRule
 from lakelogic.report import DatasetRuleResult
 from lakelogic.types import Severity
@@ -74,16 +75,42 @@ def evaluate_dataset_rules(
                 f"dataset rule {rule.name!r} has neither an aggregate nor a query", yaml_path=rule.yaml_path
             )
     if aggregates:
-        exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
-        checks = [
-            f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates
-        ]
-        row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
-        assert row is not None  # an aggregation without GROUP BY always yields one row
-        for i, rule in aggregates:
-            passed = row[f"__ll_p{i}"]
-            results[i] = _result(rule, bool(passed) if passed is not None else False, row[f"__ll_d{i}"])
+        # Uniqueness is screened on 64-bit key hashes (a smaller shuffle than the keys themselves): no
+        # duplicate hash proves no duplicate key; only a screen that finds some pays for the exact count.
+        screened = {i for i, rule in aggregates if rule.unique_columns}
+        results.update(_aggregate(good, aggregates, screened))
+        suspects = [(i, rule) for i, rule in aggregates if i in screened and results[i].observed != 0]
+        if suspects:
+            results.update(_aggregate(good, suspects, set()))
     return [results[i] for i in range(len(rules))]
+
+
+def unique_screen_sql(columns: Sequence[str]) -> str:
+    """An upper bound of the duplicate-key count of ``columns``: equal keys hash alike, and a hash
+    collision can only make two different keys look like one (never the other way round)."""
+    quoted = [quote_ident(c) for c in columns]
+    non_null = " AND ".join(f"{q} IS NOT NULL" for q in quoted)
+    return (
+        f"COUNT_IF({non_null}) - COUNT(DISTINCT CASE WHEN {non_null} THEN xxhash64({', '.join(quoted)}) END)"
+    )
+
+
+def _aggregate(
+    good: DataFrame, aggregates: Sequence[tuple[int, DatasetRule]], screened: set[int]
+) -> dict[int, DatasetRuleResult]:
+    """Every aggregate rule in ONE aggregation (screens instead of exact counts for ``screened``)."""
+    exprs = [
+        f"({unique_screen_sql(rule.unique_columns) if i in screened else rule.aggregate_sql}) AS __ll_d{i}"
+        for i, rule in aggregates
+    ]
+    checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
+    row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
+    assert row is not None  # an aggregation without GROUP BY always yields one row
+    out: dict[int, DatasetRuleResult] = {}
+    for i, rule in aggregates:
+        passed = row[f"__ll_p{i}"]
+        out[i] = _result(rule, bool(passed) if passed is not None else False, row[f"__ll_d{i}"])
+    return out
 
 
 def _query_rule(
