@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.rules import (
@@ -66,29 +66,27 @@ class MarkedFrame:
         keep = [F.col(quote_ident(c)) for c in self.data_columns if c not in set(drop)]
         return self.frame.where(f"NOT {MARK_COLUMN}").select(*keep)
 
-    def bad(self) -> DataFrame:
+    def _kept_columns(self) -> list[Column]:
+        """The data columns a quarantined row keeps: post-created ones are NULL after a pre failure."""
         created = set(self.post_created)
-        cols = [
+        return [
             F.when(~F.col(self.pre_bad_flag), F.col(quote_ident(c))).alias(c)
             if c in created
             else F.col(quote_ident(c))
             for c in self.data_columns
         ]
+
+    def bad(self) -> DataFrame:
         where = MARK_COLUMN if self.bad_filter is None else f"{MARK_COLUMN} AND ({self.bad_filter})"
-        return self.frame.where(where).select(*cols, F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN))
+        return self.frame.where(where).select(
+            *self._kept_columns(), F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN)
+        )
 
     def blanked(self) -> DataFrame:
-        """Every row with the data columns a quarantined row keeps (post-created ones NULL after a pre
-        failure), plus the hidden flags: the input of the one-job split (engines.spark.fanout)."""
-        created = set(self.post_created)
-        cols = [
-            F.when(~F.col(self.pre_bad_flag), F.col(quote_ident(c))).alias(c)
-            if c in created
-            else F.col(quote_ident(c))
-            for c in self.data_columns
-        ]
+        """Every row with the columns a quarantined row keeps, plus the hidden flags: the input of the
+        one-job split (engines.spark.fanout). Good rows are unchanged by the blanking."""
         hidden = [MARK_COLUMN, self.pre_bad_flag, *[flag for flag, _ in self.message_checks]]
-        return self.frame.select(*cols, *[F.col(h) for h in hidden])
+        return self.frame.select(*self._kept_columns(), *[F.col(h) for h in hidden])
 
 
 def mark(pre: PhaseResult, post: PhaseResult, pre_columns: Sequence[str]) -> MarkedFrame:
