@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lakelogic.plan.sqlutil import sql_string
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
@@ -18,6 +20,22 @@ if TYPE_CHECKING:
     from lakelogic.tables.spec import WriteSpec
     from lakelogic.tables.stamp import CommitStamp
     from lakelogic.tables.target import ResolvedTarget
+
+
+def window_sql(column: str, start: object, end: object, *, cast_to: str | None = None) -> str:
+    """``start <= column < end`` as SQL (either bound may be None; no bound = ``true``); ``column`` is
+    already quoted/qualified, the bounds are text literals, cast to ``cast_to`` when given."""
+
+    def literal(value: object) -> str:
+        text = sql_string(str(value))
+        return f"CAST({text} AS {cast_to})" if cast_to else text
+
+    bounds = []
+    if start is not None:
+        bounds.append(f"{column} >= {literal(start)}")
+    if end is not None:
+        bounds.append(f"{column} < {literal(end)}")
+    return " AND ".join(bounds) or "true"
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 from pyspark.sql.utils import AnalysisException
 
-from lakelogic.tables.base import CommitResult
+from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
-from lakelogic.tables.spark_iceberg import quote_ident, sql_string
+from lakelogic.tables.spark_iceberg import quote_ident
 from lakelogic.tables.spark_merge import OP, change_set_merge_sql
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
@@ -108,12 +108,8 @@ class NativeDeltaTable:
         start: object,
         end: object,
     ) -> CommitResult:
-        bounds = []
-        if start is not None:
-            bounds.append(f"{quote_ident(column)} >= {sql_string(str(start))}")
-        if end is not None:
-            bounds.append(f"{quote_ident(column)} < {sql_string(str(end))}")
-        return self._write(frame, stamp, spec, "overwrite", replaceWhere=" AND ".join(bounds) or "true")
+        window = window_sql(quote_ident(column), start, end)
+        return self._write(frame, stamp, spec, "overwrite", replaceWhere=window)
 
     def apply_changes(
         self,

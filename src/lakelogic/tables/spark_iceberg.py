@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 from pyspark.sql.utils import AnalysisException
 
-from lakelogic.tables.base import CommitResult
+from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_merge import OP, change_set_merge_sql
@@ -161,15 +161,7 @@ class IcebergTable:
             return self._result(stamp)
         # One MERGE: insert every batch row, delete target rows in the window. (DataFrameWriterV2
         # overwrite(condition) only works when the window aligns with whole files/partitions.)
-        bounds = []
-        if start is not None:
-            bounds.append(
-                f"t.{quote_ident(column)} >= CAST({sql_string(str(start))} AS {self._type_of(column)})"
-            )
-        if end is not None:
-            bounds.append(
-                f"t.{quote_ident(column)} < CAST({sql_string(str(end))} AS {self._type_of(column)})"
-            )
+        window = window_sql(f"t.{quote_ident(column)}", start, end, cast_to=self._type_of(column))
         view = f"_ll_reprocess_{uuid.uuid4().hex[:12]}"
         frame.createOrReplaceTempView(view)
         cols = ", ".join(quote_ident(c) for c in frame.columns)
@@ -177,7 +169,7 @@ class IcebergTable:
         statement = (
             f"MERGE INTO {self.sql_name} t USING {view} s ON 1 = 0 "
             f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({values}) "
-            f"WHEN NOT MATCHED BY SOURCE AND {' AND '.join(bounds) or 'true'} THEN DELETE"
+            f"WHEN NOT MATCHED BY SOURCE AND {window} THEN DELETE"
         )
 
         def run_merge() -> None:
