@@ -61,9 +61,38 @@ class IcebergTable:
     def read(self) -> DataFrame:
         return self.spark.table(self.sql_name)
 
+    def _main_lineage(self) -> set[int]:
+        """Snapshot ids in main's ancestry. Not the ``history`` table: a fast-forward (our merge publishes
+        through a branch) makes only its last snapshot current, the ones before it are ancestors all the
+        same. A snapshot on another branch, or rolled back, is not committed."""
+        catalog, _, identifier = self.name.partition(".")
+        rows = self.spark.sql(
+            f"CALL {quote_ident(catalog)}.system.ancestors_of(table => {sql_string(identifier)})"
+        ).collect()
+        return {int(r["snapshot_id"]) for r in rows}
+
+    def _stamped(self, where: str) -> list[tuple[str, dict[str, str]]]:
+        """(snapshot id, summary) of main-branch snapshots matching ``where``, newest first."""
+        snapshots = f"{self.sql_name}.snapshots"
+        rows = self.spark.sql(
+            f"SELECT snapshot_id, summary FROM {snapshots} WHERE {where} ORDER BY committed_at DESC"
+        ).collect()
+        if not rows:
+            return []
+        lineage = self._main_lineage()
+        return [
+            (str(r["snapshot_id"]), dict(r["summary"] or {}))
+            for r in rows
+            if int(r["snapshot_id"]) in lineage
+        ]
+
     def _summaries(self, where: str) -> list[dict[str, Any]]:
-        rows = self.spark.sql(f"SELECT summary FROM {self.sql_name}.snapshots WHERE {where}").collect()
-        return [dict(r["summary"] or {}) for r in rows]
+        return [summary for _, summary in self._stamped(where)]
+
+    def stamped_snapshots(self, stamp: CommitStamp) -> list[tuple[str, dict[str, str]]]:
+        """(snapshot id, summary) of the main-branch snapshots this run committed, newest first."""
+        found = self._stamped(f"summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}")
+        return [(snapshot, summary) for snapshot, summary in found if stamp.matches(summary)]
 
     def already_committed(self, stamp: CommitStamp) -> bool:
         if not self.exists():
@@ -74,14 +103,8 @@ class IcebergTable:
         return any(stamp.matches(s) for s in self._summaries(" OR ".join(clauses)))
 
     def snapshot_of(self, stamp: CommitStamp) -> str | None:
-        rows = self.spark.sql(
-            f"SELECT snapshot_id, summary FROM {self.sql_name}.snapshots "
-            f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)} ORDER BY committed_at DESC"
-        ).collect()
-        for row in rows:
-            if stamp.matches(dict(row["summary"] or {})):
-                return str(row["snapshot_id"])
-        return None
+        found = self.stamped_snapshots(stamp)
+        return found[0][0] if found else None
 
     def summary_of(self, snapshot: str | None) -> dict[str, str]:
         if snapshot is None:

@@ -1,12 +1,23 @@
-"""Single-scan merge into a merge-on-read Iceberg table (SEMANTICS §13.2), the fast path of ``merge``.
+"""Merge into a merge-on-read Iceberg table without joining the whole target (SEMANTICS §13.2), the fast
+path of ``merge``.
 
 The general path (:func:`lakelogic.tables.spark_merge.merge_changes`) first computes the change set by
-joining the batch with the target, counts it, then applies it with ``MERGE INTO``: the target is scanned
-twice. Here the NULL-safe "differs" test is the ``WHEN MATCHED AND (...)`` condition of one ``MERGE INTO``,
-so the target is scanned once, and the counts come from the commit's snapshot summary: under
-merge-on-read every updated row adds one position delete and one new record, every inserted row one
-record. That holds only when nothing is deleted, so batches that may carry CDC deletes, soft-delete
-targets and copy-on-write tables keep the general path.
+joining the batch with the target, counts it, then applies it with ``MERGE INTO``. A single ``MERGE`` with a
+``WHEN NOT MATCHED`` clause is no better: it is a right outer join that keeps every batch row, so Spark
+cannot broadcast the (small) batch and shuffles the target's keys instead. Here the work is split so every
+join broadcasts the batch:
+
+1. ``MERGE INTO`` with only ``WHEN MATCHED AND (<NULL-safe differs>) THEN UPDATE`` (an inner join);
+2. ``INSERT`` of the batch rows whose key is not in the target (anti-join against the target's keys found
+   by a semi-join with the broadcast batch keys).
+
+Both commits go to a run-private Iceberg branch that is then fast-forwarded onto ``main`` in one step, so
+readers and the exactly-once check (which only counts snapshots in main's history) see both or neither.
+A crash before the fast-forward leaves ``main`` untouched and a stale branch that the re-run drops. A
+concurrent commit to ``main`` in between makes the fast-forward fail: the run fails, nothing is changed.
+Counts come from the snapshot summaries: every updated row adds one position delete and one record
+(merge-on-read), every inserted row one record. Batches that may carry CDC deletes, soft-delete targets
+and copy-on-write tables keep the general path.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from lakelogic.tables import spark_iceberg
-from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident
+from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
@@ -47,7 +58,11 @@ def single_scan_applies(table: object, spec: WriteSpec, batch_columns: set[str])
     return properties.get("write.merge.mode") == MERGE_ON_READ
 
 
-def merge_statement(
+def _keys_on(keys: tuple[str, ...], left: str, right: str) -> str:
+    return " AND ".join(f"{left}.{quote_ident(k)} = {right}.{quote_ident(k)}" for k in keys)
+
+
+def update_statement(
     table_sql: str,
     view: str,
     columns: list[str],
@@ -55,24 +70,52 @@ def merge_statement(
     keys: tuple[str, ...],
     batch_columns: set[str],
     spec: WriteSpec,
-) -> str:
-    """``MERGE INTO`` that updates only rows whose compared columns differ (NULL-safe) and inserts new keys.
-
-    ``columns`` are the target schema's columns (all present in the aligned batch). Columns the batch did
-    not bring and ``created_columns`` keep the target's value on update.
-    """
+) -> str | None:
+    """``MERGE INTO`` that updates only rows whose compared columns differ (NULL-safe); None when no
+    column can change. Columns the batch did not bring and ``created_columns`` keep the target's value."""
     ignored = spec.ignored_in_compare() | set(keys)
     compared = [c for c in columns if c in batch_columns and c not in ignored]
     updated = [c for c in columns if c in batch_columns and c not in keys and c not in spec.created_columns]
-    on = " AND ".join(f"t.{quote_ident(k)} = s.{quote_ident(k)}" for k in keys)
+    if not compared or not updated:
+        return None
     differs = " OR ".join(f"NOT (t.{quote_ident(c)} <=> s.{quote_ident(c)})" for c in compared)
-    statement = f"MERGE INTO {table_sql} t USING (SELECT * FROM {view}) s ON {on} "
-    if compared and updated:
-        set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in updated)
-        statement += f"WHEN MATCHED AND ({differs}) THEN UPDATE SET {set_clause} "
+    set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in updated)
+    return (
+        f"MERGE INTO {table_sql} t USING (SELECT * FROM {view}) s ON {_keys_on(keys, 't', 's')} "
+        f"WHEN MATCHED AND ({differs}) THEN UPDATE SET {set_clause}"
+    )
+
+
+def insert_statement(
+    table_sql: str, main_sql: str, view: str, columns: list[str], *, keys: tuple[str, ...]
+) -> str:
+    """Insert the batch rows whose key the target does not hold (``=`` never matches NULL keys, as in a
+    ``MERGE``'s ON). The target's matching keys come from a semi-join with the broadcast batch keys."""
+    key_list = ", ".join(quote_ident(k) for k in keys)
+    existing = (
+        f"SELECT {', '.join(f'x.{quote_ident(k)}' for k in keys)} FROM {main_sql} x "
+        f"LEFT SEMI JOIN (SELECT /*+ BROADCAST */ {key_list} FROM {view}) k ON {_keys_on(keys, 'x', 'k')}"
+    )
     col_list = ", ".join(quote_ident(c) for c in columns)
     values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
-    return statement + f"WHEN NOT MATCHED THEN INSERT ({col_list}) VALUES ({values})"
+    return (
+        f"INSERT INTO {table_sql} ({col_list}) SELECT {values} FROM {view} s "
+        f"LEFT ANTI JOIN ({existing}) e ON {_keys_on(keys, 's', 'e')}"
+    )
+
+
+def branch_name(stamp: CommitStamp) -> str:
+    """The run-private branch: derived from the run id, so a re-run finds what a crashed try left."""
+    return f"lakelogic_{''.join(ch for ch in stamp.run_id if ch.isalnum())[:32]}"
+
+
+def publish(table: IcebergTable, branch: str) -> None:
+    """Move ``main`` to the head of ``branch`` (one metadata commit; fails if ``main`` moved meanwhile)."""
+    catalog, _, identifier = table.name.partition(".")
+    table.spark.sql(
+        f"CALL {quote_ident(catalog)}.system.fast_forward(table => {sql_string(identifier)}, "
+        f"branch => 'main', to => {sql_string(branch)})"
+    )
 
 
 def single_scan_merge(
@@ -84,22 +127,37 @@ def single_scan_merge(
     *,
     batch_columns: set[str],
 ) -> SingleScanResult:
-    """Run the one ``MERGE INTO`` (one snapshot) and read inserted/updated counts from its summary."""
+    """Update and insert on a run-private branch, then publish both with one fast-forward of ``main``."""
+    spark = table.spark
     view = f"_ll_batch_{uuid.uuid4().hex[:12]}"
+    branch = branch_name(stamp)
+    branch_sql = f"{table.sql_name}.{quote_ident('branch_' + branch)}"
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
-    statement = merge_statement(
-        table.sql_name, view, columns, keys=spec.primary_key, batch_columns=batch_columns, spec=spec
-    )
+    statements = [
+        update_statement(
+            branch_sql, view, columns, keys=spec.primary_key, batch_columns=batch_columns, spec=spec
+        ),
+        insert_statement(branch_sql, table.sql_name, view, columns, keys=spec.primary_key),
+    ]
+    spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {quote_ident(branch)}")  # a crashed try
+    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {quote_ident(branch)}")
+    try:
+        for statement in statements:
+            if statement is None:
+                continue
 
-    def run_merge() -> None:
-        table.spark.sql(statement)
+            def run(sql: str = statement) -> None:
+                spark.sql(sql)
 
-    try:  # the Iceberg adapter's commit entry point (module attribute: one place to stamp or intercept)
-        spark_iceberg.run_with_commit_properties(table.spark, stamp.properties(), run_merge)
+            # the Iceberg adapter's commit entry point (module attribute: one place to stamp or intercept)
+            spark_iceberg.run_with_commit_properties(spark, stamp.properties(), run)
+        publish(table, branch)
     finally:
-        table.spark.catalog.dropTempView(view)
-    snapshot = table.snapshot_of(stamp)
-    summary = table.summary_of(snapshot)
-    added = int(summary.get("added-records", 0))
-    updated = int(summary.get("added-position-deletes", 0))
-    return SingleScanResult(snapshot=snapshot, inserted=added - updated, updated=updated)
+        spark.catalog.dropTempView(view)
+        spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {quote_ident(branch)}")
+    snapshots = table.stamped_snapshots(stamp)  # newest first
+    added = sum(int(summary.get("added-records", 0)) for _, summary in snapshots)
+    updated = sum(int(summary.get("added-position-deletes", 0)) for _, summary in snapshots)
+    return SingleScanResult(
+        snapshot=snapshots[0][0] if snapshots else None, inserted=added - updated, updated=updated
+    )

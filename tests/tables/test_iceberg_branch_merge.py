@@ -1,0 +1,77 @@
+"""The merge fast path on Iceberg: update + insert on a run-private branch, published by one fast-forward."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lakelogic.errors import CommitError
+from lakelogic.tables import spark_iceberg_merge
+from lakelogic.tables.spark_iceberg import quote_table
+from lakelogic.tables.spark_write import adapter_for, write_frame
+from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+from tests.tables.conftest import read_back
+
+pytestmark = pytest.mark.spark
+
+Make = Callable[..., ResolvedTarget]
+SCHEMA = "id int, name string"
+SPEC = WriteSpec(strategy="merge", primary_key=("id",))
+
+
+def _seeded(spark: Any, make_target: Make) -> ResolvedTarget:
+    target = make_target("iceberg")
+    seed = spark.createDataFrame([(1, "a"), (2, "b"), (None, "n")], SCHEMA)
+    write_frame(spark, seed, target, SPEC, CommitStamp("seed", "o"))
+    return target
+
+
+def _branches(spark: Any, target: ResolvedTarget) -> list[str]:
+    return sorted(r["name"] for r in spark.sql(f"SELECT name FROM {quote_table(target.name)}.refs").collect())
+
+
+def test_updates_and_inserts_land_together_with_exact_counts(spark: Any, make_target: Make) -> None:
+    target = _seeded(spark, make_target)
+    batch = spark.createDataFrame([(1, "a"), (2, "B"), (3, "c"), (None, "m")], SCHEMA)
+    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    # id 1 unchanged, id 2 updated, id 3 new; a NULL key never matches, so it is inserted (as MERGE's ON)
+    assert (out.rows_updated, out.rows_inserted) == (1, 2)
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n"), (None, "m")], key=str)
+    assert _branches(spark, target) == ["main"]
+    assert out.snapshot == adapter_for(spark, target).snapshot_of(CommitStamp("run-1", "o"))
+
+
+def test_crash_before_publish_changes_nothing_and_the_rerun_commits(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _seeded(spark, make_target)
+    batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("injected crash after both branch commits")
+
+    monkeypatch.setattr(spark_iceberg_merge, "publish", boom)
+    with pytest.raises(CommitError, match="injected crash"):
+        write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    # the branch commits carry the run's stamp, but they are not main's history: not committed
+    assert not adapter_for(spark, target).already_committed(CommitStamp("run-1", "o"))
+    assert sorted(r["id"] or 0 for r in read_back(spark, target)) == [0, 1, 2]
+    assert _branches(spark, target) == ["main"]
+    monkeypatch.undo()
+    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    assert out.committed and (out.rows_updated, out.rows_inserted) == (1, 1)
+
+
+def test_a_branch_left_by_a_killed_try_is_dropped(spark: Any, make_target: Make) -> None:
+    target = _seeded(spark, make_target)
+    stamp = CommitStamp("run-9", "o")
+    stale = spark_iceberg_merge.branch_name(stamp)
+    spark.sql(f"ALTER TABLE {quote_table(target.name)} CREATE BRANCH {stale}")
+    out = write_frame(spark, spark.createDataFrame([(4, "d")], SCHEMA), target, SPEC, stamp)
+    assert out.committed and out.rows_inserted == 1
+    assert _branches(spark, target) == ["main"]
