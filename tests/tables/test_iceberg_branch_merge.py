@@ -75,3 +75,15 @@ def test_a_branch_left_by_a_killed_try_is_dropped(spark: Any, make_target: Make)
     out = write_frame(spark, spark.createDataFrame([(4, "d")], SCHEMA), target, SPEC, stamp)
     assert out.committed and out.rows_inserted == 1
     assert _branches(spark, target) == ["main"]
+
+
+def test_an_identical_batch_publishes_nothing(spark: Any, make_target: Make) -> None:
+    target = _seeded(spark, make_target)
+    history = f"SELECT count(*) FROM {quote_table(target.name)}.history"
+    before = spark.sql(history).first()[0]
+    out = write_frame(
+        spark, spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA), target, SPEC, CommitStamp("r", "o")
+    )
+    assert (out.rows_inserted, out.rows_updated, out.snapshot) == (0, 0, None)  # as the general path
+    assert spark.sql(history).first()[0] == before  # no empty snapshot in main's history
+    assert _branches(spark, target) == ["main"]

@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame
 from lakelogic.tables import spark_iceberg
 from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
 from lakelogic.tables.spec import WriteSpec
-from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.stamp import PREFIX, CommitStamp
 
 MERGE_ON_READ = "merge-on-read"
 
@@ -118,6 +118,17 @@ def publish(table: IcebergTable, branch: str) -> None:
     )
 
 
+def _branch_changes(table: IcebergTable, stamp: CommitStamp) -> bool:
+    """True when this run's branch commits changed anything: a batch identical to the target is then not
+    published at all (no empty snapshot in main's history), and its result is "nothing committed"."""
+    rows = table.spark.sql(
+        f"SELECT summary FROM {table.sql_name}.snapshots "
+        f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
+    ).collect()
+    changed = ("added-records", "added-position-deletes", "added-equality-deletes")
+    return any(int((r["summary"] or {}).get(key, 0) or 0) > 0 for r in rows for key in changed)
+
+
 def single_scan_merge(
     table: IcebergTable,
     aligned: DataFrame,
@@ -151,7 +162,8 @@ def single_scan_merge(
 
             # the Iceberg adapter's commit entry point (module attribute: one place to stamp or intercept)
             spark_iceberg.run_with_commit_properties(spark, stamp.properties(), run)
-        publish(table, branch)
+        if _branch_changes(table, stamp):
+            publish(table, branch)
     finally:
         spark.catalog.dropTempView(view)
         spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {quote_ident(branch)}")

@@ -191,9 +191,9 @@ def _single_scan(
     outcome: WriteOutcome,
     batch_columns: set[str],
 ) -> CommitResult | None:
-    """Merge into a merge-on-read Iceberg table with one MERGE (one target scan, counts from the
-    snapshot summary). A batch that changes nothing leaves an empty snapshot carrying the stamp and is
-    reported like the general path: no rows, no snapshot."""
+    """Merge into a merge-on-read Iceberg table by update + insert on a branch published at once (counts
+    from the snapshot summaries). A batch that changes nothing publishes nothing and is reported like the
+    general path: no rows, no snapshot."""
     from lakelogic.tables.spark_iceberg import IcebergTable
 
     assert isinstance(adapter, IcebergTable)
