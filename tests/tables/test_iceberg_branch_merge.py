@@ -1,4 +1,5 @@
-"""The merge fast path on Iceberg: update + insert on a run-private branch, published by one fast-forward."""
+"""Row-level writes on Iceberg through a run-private branch published by one fast-forward: the merge fast
+path (update + insert) and change sets (SCD2, general merge: matched-only MERGE + INSERT)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 import pytest
 
 from lakelogic.errors import CommitError
-from lakelogic.tables import spark_iceberg_merge
+from lakelogic.tables import spark_iceberg_branch
 from lakelogic.tables.spark_iceberg import quote_table
 from lakelogic.tables.spark_write import adapter_for, write_frame
-from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.spec import WriteSpec, scd2_spec_from
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
 from tests.tables.conftest import read_back
@@ -55,7 +56,7 @@ def test_crash_before_publish_changes_nothing_and_the_rerun_commits(
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("injected crash after both branch commits")
 
-    monkeypatch.setattr(spark_iceberg_merge, "publish", boom)
+    monkeypatch.setattr(spark_iceberg_branch, "publish", boom)
     with pytest.raises(CommitError, match="injected crash"):
         write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
     # the branch commits carry the run's stamp, but they are not main's history: not committed
@@ -70,7 +71,7 @@ def test_crash_before_publish_changes_nothing_and_the_rerun_commits(
 def test_a_branch_left_by_a_killed_try_is_dropped(spark: Any, make_target: Make) -> None:
     target = _seeded(spark, make_target)
     stamp = CommitStamp("run-9", "o")
-    stale = spark_iceberg_merge.branch_name(stamp)
+    stale = spark_iceberg_branch.branch_name(stamp)
     spark.sql(f"ALTER TABLE {quote_table(target.name)} CREATE BRANCH {stale}")
     out = write_frame(spark, spark.createDataFrame([(4, "d")], SCHEMA), target, SPEC, stamp)
     assert out.committed and out.rows_inserted == 1
@@ -87,3 +88,65 @@ def test_an_identical_batch_publishes_nothing(spark: Any, make_target: Make) -> 
     assert (out.rows_inserted, out.rows_updated, out.snapshot) == (0, 0, None)  # as the general path
     assert spark.sql(history).first()[0] == before  # no empty snapshot in main's history
     assert _branches(spark, target) == ["main"]
+
+
+SCD2_SCHEMA = "id int, tier string, updated_at string"
+SCD2_SPEC = WriteSpec(
+    strategy="scd2",
+    scd2=scd2_spec_from({"timestamp_field": "updated_at", "track_columns": ["tier"]}, keys=("id",)),
+)
+
+
+def _scd2_seeded(spark: Any, make_target: Make) -> ResolvedTarget:
+    target = make_target("iceberg")
+    seed = spark.createDataFrame([(1, "free", "2024-01-01"), (2, "pro", "2024-01-01")], SCD2_SCHEMA)
+    write_frame(spark, seed, target, SCD2_SPEC, CommitStamp("seed", "dim"))
+    return target
+
+
+def _scd2_rows(spark: Any, target: ResolvedTarget) -> list[tuple[Any, ...]]:
+    cols = ("id", "tier", "is_current", "effective_to")
+    return sorted(tuple(str(r[c])[:10] for c in cols) for r in read_back(spark, target))
+
+
+def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
+    spark: Any, make_target: Make
+) -> None:
+    target = _scd2_seeded(spark, make_target)
+    batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
+    stamp = CommitStamp("run-1", "dim")
+    out = write_frame(spark, batch, target, SCD2_SPEC, stamp)
+    assert (out.rows_inserted, out.rows_updated, out.versions_closed) == (2, 1, 1)
+    assert _scd2_rows(spark, target) == [
+        ("1", "free", "False", "2024-02-01"),
+        ("1", "pro", "True", "9999-12-31"),
+        ("2", "pro", "True", "9999-12-31"),
+        ("3", "free", "True", "9999-12-31"),
+    ]
+    snapshots = adapter_for(spark, target).stamped_snapshots(stamp)
+    # the matched-only MERGE (close) and the INSERT (new versions), both reachable from main
+    assert len(snapshots) == 2 and out.snapshot == snapshots[0][0]
+    assert _branches(spark, target) == ["main"]
+
+
+def test_scd2_crash_before_publish_changes_nothing_and_the_rerun_commits(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _scd2_seeded(spark, make_target)
+    before = _scd2_rows(spark, target)
+    batch = spark.createDataFrame([(2, "free", "2024-03-01"), (4, "pro", "2024-03-01")], SCD2_SCHEMA)
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("injected crash after the branch commits")
+
+    monkeypatch.setattr(spark_iceberg_branch, "publish", boom)
+    with pytest.raises(CommitError, match="injected crash"):
+        write_frame(spark, batch, target, SCD2_SPEC, CommitStamp("run-2", "dim"))
+    assert _scd2_rows(spark, target) == before
+    assert not adapter_for(spark, target).already_committed(CommitStamp("run-2", "dim"))
+    assert _branches(spark, target) == ["main"]
+    monkeypatch.undo()
+    out = write_frame(spark, batch, target, SCD2_SPEC, CommitStamp("run-2", "dim"))
+    assert (out.rows_inserted, out.versions_closed) == (2, 1)
+    again = write_frame(spark, batch, target, SCD2_SPEC, CommitStamp("run-3", "dim"))
+    assert (again.rows_inserted, again.rows_updated, again.snapshot) == (0, 0, None)

@@ -93,11 +93,13 @@ class TableAdapter(Protocol):
         *,
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
+        counts: Mapping[str, int] | None = None,
     ) -> CommitResult:
         """Apply a change set (target columns + ``_ll_op``) matched on ``match`` in one commit.
 
         ``bounds``: per match column, the range holding every updated/deleted key ({} = none); formats may
-        use it to prune the target scan."""
+        use it to prune the target scan. ``counts``: rows per operation when known (lets a format skip
+        statements with nothing to do)."""
         ...
 
     def empty(self, stamp: CommitStamp) -> bool:

@@ -6,7 +6,9 @@ one aggregation over the batch (never over the target), limited to a few sample 
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+import math
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from lakelogic.errors import MergeKeyError
@@ -14,11 +16,20 @@ from lakelogic.tables.spec import WriteSpec
 
 DELETE_FLAG = "_ll_delete"
 SAMPLE_KEYS = 5
+ROWS_PER_CHANGE_PARTITION = 50_000
 
 
 def q(name: str) -> Column:
     """A column reference that survives dots and odd characters in names."""
     return F.col(f"`{name}`")
+
+
+def change_partitions(spark: SparkSession, rows: int) -> int:
+    """Shuffle partitions for work sized by the batch (its keys' stored versions, the change set), not by
+    the table. With the session default (200) each window/aggregate stage over a small change set spends
+    far more on scheduling tasks than on data: 30k SCD2 version rows took 7 s, most of it in ~1,200 tasks."""
+    default = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+    return max(1, min(default, math.ceil(rows / ROWS_PER_CHANGE_PARTITION)))
 
 
 def delete_flag(batch: DataFrame, spec: WriteSpec) -> Column:

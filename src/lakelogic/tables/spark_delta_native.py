@@ -119,6 +119,7 @@ class NativeDeltaTable:
         *,
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
+        counts: Mapping[str, int] | None = None,
     ) -> CommitResult:
         columns = [c for c in changes.columns if c != OP]
         if not self.exists():

@@ -1,7 +1,9 @@
 """Iceberg tables through the Spark catalog (any catalog type: hadoop, hive, REST, Glue, Nessie).
 
 Writes use DataFrameWriterV2 (``snapshot-property.*`` options carry the commit stamp) and ``MERGE INTO``
-(stamped through :func:`run_with_commit_properties`). Every operation is one Iceberg snapshot.
+(stamped through :func:`run_with_commit_properties`). Every operation is one Iceberg snapshot on ``main``,
+except change sets: their update and insert snapshots are made on a run branch and published together by
+one fast-forward (:mod:`lakelogic.tables.spark_iceberg_branch`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
-from lakelogic.tables.spark_merge import OP, change_set_merge_sql
+from lakelogic.tables.spark_iceberg_branch import commit_on_branch
+from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -147,9 +150,19 @@ class IcebergTable:
             self.spark.sql(f"ALTER TABLE {self.sql_name} WRITE LOCALLY ORDERED BY {order}")
 
     def _result(self, stamp: CommitStamp) -> CommitResult:
-        snapshot = self.snapshot_of(stamp)
-        added = self.summary_of(snapshot).get("added-records")
-        return CommitResult(committed=True, snapshot=snapshot, rows_added=int(added) if added else 0)
+        """The run's newest snapshot in main and the records its snapshots added (a branch publish
+        brings several)."""
+        snapshots = self.stamped_snapshots(stamp)  # newest first
+        added = sum(int(summary.get("added-records", 0) or 0) for _, summary in snapshots)
+        return CommitResult(committed=True, snapshot=snapshots[0][0] if snapshots else None, rows_added=added)
+
+    def commit_sql(self, statement: str, stamp: CommitStamp) -> None:
+        """Run one row-level statement (MERGE/INSERT/DELETE) as a snapshot stamped with ``stamp``."""
+
+        def run() -> None:
+            self.spark.sql(statement)
+
+        run_with_commit_properties(self.spark, stamp.properties(), run)
 
     def append(self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec) -> CommitResult:
         if not self.exists():
@@ -195,11 +208,8 @@ class IcebergTable:
             f"WHEN NOT MATCHED BY SOURCE AND {window} THEN DELETE"
         )
 
-        def run_merge() -> None:
-            self.spark.sql(statement)
-
         try:
-            run_with_commit_properties(self.spark, stamp.properties(), run_merge)
+            self.commit_sql(statement, stamp)
         finally:
             self.spark.catalog.dropTempView(view)
         return self._result(stamp)
@@ -216,7 +226,10 @@ class IcebergTable:
         *,
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
+        counts: Mapping[str, int] | None = None,
     ) -> CommitResult:
+        """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
+        published together (spark_iceberg_branch): no outer join between the change set and the target."""
         if not self.exists():
             inserts = changes.where(F.col(OP) == "insert").drop(OP)
             self._create(inserts, stamp, spec)
@@ -224,13 +237,22 @@ class IcebergTable:
         view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
         changes.createOrReplaceTempView(view)
         columns = [c for c in changes.columns if c != OP]
-        statement = change_set_merge_sql(self.sql_name, view, columns=columns, match=match, bounds=bounds)
+        known = counts or {}
+        touching = counts is None or known.get("update", 0) + known.get("delete", 0) > 0
+        inserting = counts is None or known.get("insert", 0) > 0
+        broadcast = counts is not None and sum(known.values()) <= spec.broadcast_keys_max_rows
 
-        def run_merge() -> None:
-            self.spark.sql(statement)
+        def statements(table_sql: str) -> list[str | None]:
+            update = change_set_update_sql(
+                table_sql, view, columns=columns, match=match, bounds=bounds, broadcast=broadcast
+            )
+            return [
+                update if touching else None,
+                change_set_insert_sql(table_sql, view, columns=columns) if inserting else None,
+            ]
 
         try:
-            run_with_commit_properties(self.spark, stamp.properties(), run_merge)
+            commit_on_branch(self, stamp, statements)
         finally:
             self.spark.catalog.dropTempView(view)
         return self._result(stamp)
@@ -253,12 +275,7 @@ class IcebergTable:
         """DELETE every row in one snapshot (schema, properties and history stay)."""
         if not self.exists():
             return False
-        statement = f"DELETE FROM {self.sql_name}"
-
-        def run_delete() -> None:
-            self.spark.sql(statement)
-
-        run_with_commit_properties(self.spark, stamp.properties(), run_delete)
+        self.commit_sql(f"DELETE FROM {self.sql_name}", stamp)
         return True
 
     def drop(self) -> bool:

@@ -11,10 +11,8 @@ join broadcasts the batch:
 2. ``INSERT`` of the batch rows whose key is not in the target (anti-join against the target's keys found
    by a semi-join with the broadcast batch keys).
 
-Both commits go to a run-private Iceberg branch that is then fast-forwarded onto ``main`` in one step, so
-readers and the exactly-once check (which only counts snapshots in main's history) see both or neither.
-A crash before the fast-forward leaves ``main`` untouched and a stale branch that the re-run drops. A
-concurrent commit to ``main`` in between makes the fast-forward fail: the run fails, nothing is changed.
+Both commits go to a run-private Iceberg branch that is then fast-forwarded onto ``main`` in one step
+(:mod:`lakelogic.tables.spark_iceberg_branch`), so readers and the exactly-once check see both or neither.
 Counts come from the snapshot summaries: every updated row adds one position delete and one record
 (merge-on-read), every inserted row one record. Batches that may carry CDC deletes, soft-delete targets
 and copy-on-write tables keep the general path.
@@ -27,10 +25,10 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from lakelogic.tables import spark_iceberg
-from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
+from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident
+from lakelogic.tables.spark_iceberg_branch import commit_on_branch
 from lakelogic.tables.spec import WriteSpec
-from lakelogic.tables.stamp import PREFIX, CommitStamp
+from lakelogic.tables.stamp import CommitStamp
 
 MERGE_ON_READ = "merge-on-read"
 
@@ -104,31 +102,6 @@ def insert_statement(
     )
 
 
-def branch_name(stamp: CommitStamp) -> str:
-    """The run-private branch: derived from the run id, so a re-run finds what a crashed try left."""
-    return f"lakelogic_{''.join(ch for ch in stamp.run_id if ch.isalnum())[:32]}"
-
-
-def publish(table: IcebergTable, branch: str) -> None:
-    """Move ``main`` to the head of ``branch`` (one metadata commit; fails if ``main`` moved meanwhile)."""
-    catalog, _, identifier = table.name.partition(".")
-    table.spark.sql(
-        f"CALL {quote_ident(catalog)}.system.fast_forward(table => {sql_string(identifier)}, "
-        f"branch => 'main', to => {sql_string(branch)})"
-    )
-
-
-def _branch_changes(table: IcebergTable, stamp: CommitStamp) -> bool:
-    """True when this run's branch commits changed anything: a batch identical to the target is then not
-    published at all (no empty snapshot in main's history), and its result is "nothing committed"."""
-    rows = table.spark.sql(
-        f"SELECT summary FROM {table.sql_name}.snapshots "
-        f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
-    ).collect()
-    changed = ("added-records", "added-position-deletes", "added-equality-deletes")
-    return any(int((r["summary"] or {}).get(key, 0) or 0) > 0 for r in rows for key in changed)
-
-
 def single_scan_merge(
     table: IcebergTable,
     aligned: DataFrame,
@@ -139,34 +112,21 @@ def single_scan_merge(
     batch_columns: set[str],
 ) -> SingleScanResult:
     """Update and insert on a run-private branch, then publish both with one fast-forward of ``main``."""
-    spark = table.spark
     view = f"_ll_batch_{uuid.uuid4().hex[:12]}"
-    branch = branch_name(stamp)
-    branch_sql = f"{table.sql_name}.{quote_ident('branch_' + branch)}"
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
-    statements = [
-        update_statement(
-            branch_sql, view, columns, keys=spec.primary_key, batch_columns=batch_columns, spec=spec
-        ),
-        insert_statement(branch_sql, table.sql_name, view, columns, keys=spec.primary_key),
-    ]
-    spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {quote_ident(branch)}")  # a crashed try
-    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {quote_ident(branch)}")
+
+    def statements(branch_sql: str) -> list[str | None]:
+        return [
+            update_statement(
+                branch_sql, view, columns, keys=spec.primary_key, batch_columns=batch_columns, spec=spec
+            ),
+            insert_statement(branch_sql, table.sql_name, view, columns, keys=spec.primary_key),
+        ]
+
     try:
-        for statement in statements:
-            if statement is None:
-                continue
-
-            def run(sql: str = statement) -> None:
-                spark.sql(sql)
-
-            # the Iceberg adapter's commit entry point (module attribute: one place to stamp or intercept)
-            spark_iceberg.run_with_commit_properties(spark, stamp.properties(), run)
-        if _branch_changes(table, stamp):
-            publish(table, branch)
+        commit_on_branch(table, stamp, statements)
     finally:
-        spark.catalog.dropTempView(view)
-        spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {quote_ident(branch)}")
+        table.spark.catalog.dropTempView(view)
     snapshots = table.stamped_snapshots(stamp)  # newest first
     added = sum(int(summary.get("added-records", 0)) for _, summary in snapshots)
     updated = sum(int(summary.get("added-position-deletes", 0)) for _, summary in snapshots)

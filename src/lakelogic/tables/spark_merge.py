@@ -190,6 +190,24 @@ def bounds_predicate(bounds: Mapping[str, tuple[Any, Any]], alias: str = "t") ->
     return " AND ".join(parts)
 
 
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _change_set_on(match: tuple[str, ...], bounds: Mapping[str, tuple[Any, Any]] | None) -> str:
+    on = " AND ".join(f"t.{_q(c)} = s.{_q(c)}" for c in match)
+    if bounds is not None:
+        on += f" AND {bounds_predicate(bounds) or 'false'}"
+    return on
+
+
+def _matched_clauses(columns: list[str], match: tuple[str, ...]) -> str:
+    set_clause = ", ".join(f"t.{_q(c)} = s.{_q(c)}" for c in columns if c not in match)
+    return f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE " + (
+        f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {set_clause} " if set_clause else ""
+    )
+
+
 def change_set_merge_sql(
     table: str,
     view: str,
@@ -204,19 +222,36 @@ def change_set_merge_sql(
     nothing by construction, so only the updated/deleted range needs scanning (file pruning when the data
     is clustered by key).
     """
-
-    def q(name: str) -> str:
-        return "`" + name.replace("`", "``") + "`"
-
-    on = " AND ".join(f"t.{q(c)} = s.{q(c)}" for c in match)
-    if bounds is not None:
-        on += f" AND {bounds_predicate(bounds) or 'false'}"
-    set_clause = ", ".join(f"t.{q(c)} = s.{q(c)}" for c in columns if c not in match)
-    col_list = ", ".join(q(c) for c in columns)
-    values = ", ".join(f"s.{q(c)}" for c in columns)
+    col_list = ", ".join(_q(c) for c in columns)
+    values = ", ".join(f"s.{_q(c)}" for c in columns)
     return (
-        f"MERGE INTO {table} t USING {view} s ON {on} "
-        f"WHEN MATCHED AND s.{OP} = 'delete' THEN DELETE "
-        + (f"WHEN MATCHED AND s.{OP} = 'update' THEN UPDATE SET {set_clause} " if set_clause else "")
+        f"MERGE INTO {table} t USING {view} s ON {_change_set_on(match, bounds)} "
+        + _matched_clauses(columns, match)
         + f"WHEN NOT MATCHED AND s.{OP} = 'insert' THEN INSERT ({col_list}) VALUES ({values})"
     )
+
+
+def change_set_update_sql(
+    table: str,
+    view: str,
+    *,
+    columns: list[str],
+    match: tuple[str, ...],
+    bounds: Mapping[str, tuple[Any, Any]] | None = None,
+    broadcast: bool = False,
+) -> str:
+    """The updated/deleted rows of a change set as a matched-only ``MERGE``: an inner join, so a small
+    change set is broadcast instead of the target being shuffled (no ``WHEN NOT MATCHED`` outer join)."""
+    hint = "/*+ BROADCAST */ " if broadcast else ""
+    source = f"(SELECT {hint}* FROM {view} WHERE {OP} IN ('update', 'delete'))"
+    return (
+        f"MERGE INTO {table} t USING {source} s ON {_change_set_on(match, bounds)} "
+        + _matched_clauses(columns, match).rstrip()
+    )
+
+
+def change_set_insert_sql(table: str, view: str, *, columns: list[str]) -> str:
+    """The inserted rows of a change set: they match nothing in the target by construction (the change set
+    was diffed against it), so they need no join."""
+    col_list = ", ".join(_q(c) for c in columns)
+    return f"INSERT INTO {table} ({col_list}) SELECT {col_list} FROM {view} WHERE {OP} = 'insert'"

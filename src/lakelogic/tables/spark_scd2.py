@@ -16,7 +16,7 @@ from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
-from lakelogic.tables.spark_batch import DELETE_FLAG, check_keys_present, delete_flag, q
+from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, delete_flag, q
 from lakelogic.tables.spark_merge import OP, summarize_changes
 from lakelogic.tables.spark_scd2_versions import (
     compute_versions,
@@ -36,11 +36,16 @@ def diff_versions(
     match: list[str],
     spec: WriteSpec,
     scd: Scd2Spec,
+    partitions: int | None = None,
 ) -> DataFrame:
     """Change set between the stored and the new version rows of the affected keys, matched on
-    (key, effective_from); lineage/created columns alone never make a change."""
+    (key, effective_from); lineage/created columns alone never make a change. With ``partitions`` both
+    sides are hash-partitioned on the match columns into that many partitions (a small change set)."""
     if old is None:
         return new.withColumn(OP, F.lit("insert")).withColumn("_ll_closed", F.lit(False))
+    if partitions:
+        new = new.repartition(partitions, *[q(c) for c in match])
+        old = old.repartition(partitions, *[q(c) for c in match])
     ignored = spec.ignored_in_compare() | set(match)
     old_r = old.select(*[q(c).alias(f"__o__{c}") for c in schema.names], F.lit(True).alias("__o__present"))
     new_r = new.withColumn("__n__present", F.lit(True))
@@ -160,19 +165,28 @@ def _apply_scd2(
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
     stored = None
+    rows = aligned.count()
+    partitions = change_partitions(aligned.sparkSession, rows)
     if adapter.exists():
         target = adapter.read()
-        batch_keys = aligned.select(*[q(k) for k in keys]).distinct()
-        if aligned.count() <= spec.broadcast_keys_max_rows:
+        batch_keys = aligned.select(*[q(k) for k in keys])
+        if rows <= spec.broadcast_keys_max_rows:
             batch_keys = F.broadcast(batch_keys)  # probe the target without shuffling it
         stored_cols = [
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
         ]
         # the affected keys' stored versions feed both the version computation and the diff: scan once
-        stored = target.join(batch_keys, on=keys, how="left_semi").select(*stored_cols).persist()
+        stored = (
+            target.join(batch_keys, on=keys, how="left_semi")
+            .select(*stored_cols)
+            .repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
+            .persist()
+        )
     try:
-        return _diff_and_commit(adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns)
+        return _diff_and_commit(
+            adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions
+        )
     finally:
         if stored is not None:
             stored.unpersist()
@@ -188,11 +202,14 @@ def _diff_and_commit(
     outcome: Any,
     scd: Scd2Spec,
     batch_columns: set[str],
+    partitions: int,
 ) -> CommitResult | None:
     keys = list(scd.business_key)
-    versions = compute_versions(aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns)
+    versions = compute_versions(
+        aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
+    )
     match = [*keys, scd.effective_from]
-    changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd)
+    changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd, partitions=partitions)
     member = _unknown_member_row(adapter, schema, scd, spec, changes)
     if member is not None:
         changes = changes.unionByName(member)
@@ -209,7 +226,7 @@ def _diff_and_commit(
         touching = counts.get("update", 0) + counts.get("delete", 0)
         bounds = {} if touching == 0 else (summary.bounds or None)
         return adapter.apply_changes(
-            changes.drop("_ll_closed"), stamp, spec, match=tuple(match), bounds=bounds
+            changes.drop("_ll_closed"), stamp, spec, match=tuple(match), bounds=bounds, counts=counts
         )
     finally:
         changes.unpersist()

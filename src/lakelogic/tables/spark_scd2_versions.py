@@ -108,8 +108,12 @@ def compute_versions(
     scd: Scd2Spec,
     spec: WriteSpec,
     batch_columns: set[str],
+    partitions: int | None = None,
 ) -> DataFrame:
-    """The complete new version set of the batch's keys, in ``schema`` (target) column order."""
+    """The complete new version set of the batch's keys, in ``schema`` (target) column order.
+
+    With ``partitions``, the events are hash-partitioned by the business key once: every later window and
+    aggregation is keyed by it, so none of them shuffles again."""
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     data_cols = [c for c in schema.names if c not in scd_cols]
@@ -127,7 +131,10 @@ def compute_versions(
         F.lit(1).alias(SRC),
         F.when(is_delete, F.lit(TOMBSTONE)).otherwise(_hash(tracked)).alias(HASH),
         F.lit(None).cast(StringType()).alias("_ll_old_sk"),
-    ).dropDuplicates()
+    )
+    if partitions:
+        batch_events = batch_events.repartition(partitions, *[q(k) for k in keys])
+    batch_events = batch_events.dropDuplicates()
     _check_conflicts(batch_events, keys)
 
     events = batch_events
@@ -156,6 +163,8 @@ def compute_versions(
             )
         )
         events = events.unionByName(versions).unionByName(closed_last)
+        if partitions:
+            events = events.repartition(partitions, *[q(k) for k in keys])
 
     # one event per (key, time): a batch row at a stored version's time corrects that version in place
     at_time = Window.partitionBy(*[q(k) for k in keys], F.col(T))

@@ -178,7 +178,9 @@ def _apply_keyed(
         outcome.rows_deleted = counts.get("delete", 0)
         if not counts and adapter.exists():
             return None  # an identical re-run changes nothing: no commit
-        return adapter.apply_changes(changes, stamp, spec, match=keys, bounds=_bounds(summary, keys))
+        return adapter.apply_changes(
+            changes, stamp, spec, match=keys, bounds=_bounds(summary, keys), counts=counts
+        )
     finally:
         changes.unpersist()
 

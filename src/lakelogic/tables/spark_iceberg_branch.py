@@ -1,0 +1,72 @@
+"""Several commits that land on ``main`` as one: a run-private Iceberg branch published by a fast-forward.
+
+A row-level change that needs more than one statement (update matched rows, then insert new ones) is
+committed to the branch ``lakelogic_<run id>`` and then published with one ``system.fast_forward`` of
+``main``. Readers and the exactly-once check (which only counts snapshots in main's ancestry) see all of
+the statements or none:
+
+* a crash before the fast-forward leaves ``main`` untouched; the re-run drops the stale branch first;
+* a concurrent commit to ``main`` makes the fast-forward fail (main is no longer an ancestor of the
+  branch): the run fails and nothing is changed;
+* a branch whose commits changed nothing is dropped, not published (no empty snapshot in main's history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from lakelogic.plan.sqlutil import sql_string
+from lakelogic.tables.stamp import PREFIX, CommitStamp
+
+if TYPE_CHECKING:
+    from lakelogic.tables.spark_iceberg import IcebergTable
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def branch_name(stamp: CommitStamp) -> str:
+    """The run-private branch: derived from the run id, so a re-run finds what a crashed try left."""
+    return f"lakelogic_{''.join(ch for ch in stamp.run_id if ch.isalnum())[:32]}"
+
+
+def publish(table: IcebergTable, branch: str) -> None:
+    """Move ``main`` to the head of ``branch`` (one metadata commit; fails if ``main`` moved meanwhile)."""
+    catalog, _, identifier = table.name.partition(".")
+    table.spark.sql(
+        f"CALL {_quote(catalog)}.system.fast_forward(table => {sql_string(identifier)}, "
+        f"branch => 'main', to => {sql_string(branch)})"
+    )
+
+
+def branch_changed(table: IcebergTable, stamp: CommitStamp) -> bool:
+    """True when this run's branch commits added records or deletes."""
+    rows = table.spark.sql(
+        f"SELECT summary FROM {table.sql_name}.snapshots "
+        f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
+    ).collect()
+    changed = ("added-records", "added-position-deletes", "added-equality-deletes")
+    return any(int((r["summary"] or {}).get(key, 0) or 0) > 0 for r in rows for key in changed)
+
+
+def commit_on_branch(
+    table: IcebergTable, stamp: CommitStamp, statements: Callable[[str], Sequence[str | None]]
+) -> bool:
+    """Run ``statements(branch_table_sql)`` (None entries skipped) on the run's branch, each stamped, then
+    publish them together. Returns True when something was published."""
+    spark = table.spark
+    branch = branch_name(stamp)
+    spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")  # a crashed try
+    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {_quote(branch)}")
+    try:
+        for statement in statements(f"{table.sql_name}.{_quote('branch_' + branch)}"):
+            if statement is not None:
+                table.commit_sql(statement, stamp)
+        if not branch_changed(table, stamp):
+            return False
+        publish(table, branch)
+        return True
+    finally:
+        spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")
