@@ -2,8 +2,9 @@
 
 The reference is the same contract run without output paths (lazy good/quarantine frames, each evaluated
 by its own action). Every kind of quarantined row is covered: static rule messages (rebuilt from the
-key), pre-phase cast failures and post-phase re-cast failures (messages quoting the raw value,
-re-evaluated), several failures on one row, post-created columns blanked after a pre failure.
+key), pre-phase cast failures and post-phase re-cast failures (messages quoting the raw value: carried in
+a string column of the staged row, or re-evaluated when the output has none), several failures on one
+row, post-created columns blanked after a pre failure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from lakelogic.api import DataProcessor
+from lakelogic.engines.spark import executor, runner
 from lakelogic.engines.spark.fanout import FANOUT_KEY, FanoutOutputs
 from tests.engines.helpers import contract
 
@@ -48,6 +50,8 @@ ROWS = [
     ("6", "nope", "not a time", "x"),  # cast failures and a static failure together
     (None, "d@x", "2026-01-02T03:04:05Z", "4"),  # required missing
     ("8", "e@x", "2026-01-02T03:04:05Z", "999"),  # post re-cast failure: ratio 499.5 > decimal(4,2)
+    ("9", None, "bad", "4"),  # cast failure, the carrier column (email) is NULL
+    ("10", "q\"\\ü'@x", "bad", "4"),  # cast failure; quotes, backslash and non-ASCII in the carrier
 ]
 
 
@@ -89,13 +93,34 @@ def _drop_run_columns(frame: Any) -> Any:
     return frame.drop("_lakelogic_run_id", "_lakelogic_quarantined_at")
 
 
+@pytest.mark.parametrize("carrier", [True, False])
 @pytest.mark.parametrize("include_reason", [True, False])
 def test_one_job_outputs_equal_the_two_action_path(
-    spark: Any, tmp_path: Path, include_reason: bool, one_job_runs: list[int]
+    spark: Any,
+    tmp_path: Path,
+    include_reason: bool,
+    carrier: bool,
+    one_job_runs: list[int],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    reevaluated: list[str] = []
+    original = runner._reevaluate
+
+    def reevaluate(executor: Any, ev: Any, subset: str) -> Any:
+        reevaluated.append(subset)
+        return original(executor, ev, subset)
+
+    monkeypatch.setattr(runner, "_reevaluate", reevaluate)
+    if not carrier:
+        monkeypatch.setattr(executor, "carrier_column", lambda good, bad: None)
     doc = _doc(include_error_reason=include_reason)
     written, lazy = _both(spark, tmp_path, doc, ROWS)
     assert one_job_runs == [1]
+    # messages quoting raw values are carried by the staged rows, or re-evaluated without a carrier
+    if carrier or not include_reason:
+        assert reevaluated == []
+    else:
+        assert sorted(reevaluated) == ["post", "pre"]
     assert written.report.status != "failed", written.report.error
     good = spark.read.parquet(str(tmp_path / "good"))
     bad = spark.read.parquet(str(tmp_path / "bad"))
@@ -104,7 +129,7 @@ def test_one_job_outputs_equal_the_two_action_path(
     assert _sorted(good) == _sorted(lazy.good)
     assert _sorted(_drop_run_columns(bad)) == _sorted(_drop_run_columns(lazy.bad))
     counts, reference = written.report.counts, lazy.report.counts
-    assert (counts.source, counts.good, counts.quarantined) == (8, 2, 6)
+    assert (counts.source, counts.good, counts.quarantined) == (10, 2, 8)
     assert (counts.good, counts.quarantined) == (reference.good, reference.quarantined)
     assert {r.name: r.failed for r in written.report.rules} == {r.name: r.failed for r in lazy.report.rules}
     assert not list(tmp_path.glob("*__lakelogic_*"))  # staging removed
@@ -124,6 +149,8 @@ def test_messages_quote_raw_values_and_keep_rule_order(spark: Any, tmp_path: Pat
     assert bad[4]["_lakelogic_categories"] == ["validity", "validity"]
     assert bad[8]["_lakelogic_errors"][0].startswith("Rule failed: ratio_type (cannot cast 499.5")
     assert bad[3]["ratio"] is None  # post-created column blanked after a pre failure
+    assert bad[9]["email"] is None and bad[9]["_lakelogic_errors"][0].startswith("Rule failed: ts_type")
+    assert bad[10]["email"] == "q\"\\ü'@x"  # the carrier column's own value is restored
     assert bad[3]["_lakelogic_run_id"] and bad[3]["_lakelogic_quarantined_at"] is not None
 
 

@@ -37,9 +37,11 @@ from lakelogic.engines.spark.extraction import apply_extraction
 from lakelogic.engines.spark.fanout import (
     FANOUT_KEY,
     Fanout,
+    carrier_column,
     fits,
     key_sql,
     observe_split,
+    pack_quoting_rows,
     quotes_row,
     row_quoting_flags,
 )
@@ -384,6 +386,8 @@ class PlanExecutor:
             return None
         key, messages = keyed
         staged = shape_good(marked.blanked().select("*", F.expr(key).alias(FANOUT_KEY)))
+        carrier = carrier_column(good.schema, bad.schema)
+        staged = pack_quoting_rows(staged, carrier)
         if not fits(staged.schema, good.schema, bad.schema):
             return None
         return Fanout(
@@ -393,6 +397,7 @@ class PlanExecutor:
             messages=messages,
             run_id=self.ctx.run_id,
             quarantined_at=self.ctx.as_of,
+            carrier=carrier,
         )
 
     def _mask_and_lineage(self, frame: DataFrame, lineage: AddLineage | None) -> DataFrame:

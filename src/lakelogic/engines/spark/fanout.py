@@ -9,9 +9,12 @@ its good rows to a path, every evaluated row is written ONCE, partitioned by a *
 * key > 0: a quarantined row whose messages are all static: bit ``i`` is the ``i``-th error-severity
   check in message order, so ``_lakelogic_errors``/``_lakelogic_categories`` are rebuilt from the key.
 * key -1 / -2: a quarantined row with a message quoting one of its raw values (a cast failure, unknown
-  fields) in the pre / post phase. The staged row no longer holds that value, so these rows are
-  re-evaluated by an executor whose chain is restricted to them (for the pre phase right after the
-  casts, so the rest of the contract runs on those rows only). Runs without such failures skip it.
+  fields) in the pre / post phase. The staged row no longer holds that value (a failed cast leaves NULL).
+  When the good output has a string column (the *carrier*), such a row carries its own messages: the
+  carrier holds ``to_json({v: <carrier value>, e: <messages>, c: <categories>})`` and is decoded when
+  the quarantine is rebuilt. A quarantined row's staged values are never published as good rows, so the
+  carrier can be borrowed; good rows are untouched. Without a carrier these rows are re-evaluated by an
+  executor whose chain is restricted to them (for the pre phase right after the casts).
 
 The quarantine output is then written from the quarantined part alone (a few percent of the rows).
 Counts come from one observation on the written frame. Distinct keys bound the staging partitions:
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from lakelogic.engines.spark.counting import Observations
 from lakelogic.engines.spark.marking import MARK_COLUMN, MarkedFrame
@@ -43,6 +46,7 @@ PRE_AGAIN = -1
 POST_AGAIN = -2
 MAX_KEYED_CHECKS = 62  # bits of a BIGINT key
 _QUARANTINE_ONLY = (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)
+_CARRIED = "v string, e array<string>, c array<string>"
 
 
 def quotes_row(check: Check, *, include_reason: bool) -> bool:
@@ -67,6 +71,7 @@ class Fanout:
     messages: list[KeyedMessage]
     run_id: str
     quarantined_at: object
+    carrier: str | None = None
     ran: bool = False
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -124,6 +129,27 @@ def fits(staged: StructType, good: StructType, bad: StructType) -> bool:
     return all(f.name in _QUARANTINE_ONLY or types.get(f.name) == f.dataType for f in bad.fields)
 
 
+def carrier_column(good: StructType, bad: StructType) -> str | None:
+    """The first string column of the good output that the quarantine keeps as a string, else None."""
+    bad_types = {f.name: f.dataType for f in bad.fields}
+    for f in good.fields:
+        if isinstance(f.dataType, StringType) and isinstance(bad_types.get(f.name), StringType):
+            return f.name
+    return None
+
+
+def pack_quoting_rows(staged: DataFrame, carrier: str | None) -> DataFrame:
+    """Rows keyed -1/-2 carry their messages in ``carrier``; the message columns leave the staged rows."""
+    if carrier is not None:
+        col = quote_ident(carrier)
+        packed = (
+            f"CASE WHEN {quote_ident(FANOUT_KEY)} < 0 THEN to_json(named_struct('v', {col}, "
+            f"'e', {ERRORS_COLUMN}, 'c', {CATEGORIES_COLUMN})) ELSE {col} END"
+        )
+        staged = staged.withColumn(carrier, F.expr(packed))
+    return staged.drop(ERRORS_COLUMN, CATEGORIES_COLUMN)
+
+
 def observe_split(observations: Observations, frame: DataFrame) -> DataFrame:
     key = F.col(FANOUT_KEY)
 
@@ -174,6 +200,10 @@ class FanoutOutputs:
         """The quarantined rows in the quarantine frame's columns: rebuilt from keys, plus re-evaluated."""
         fan = self.fanout
         parts: list[DataFrame] = []
+        if fan.carrier is not None:
+            if fan.counts.get("bad", 0) > 0:
+                parts.append(self._rebuilt())
+            return parts[0] if parts else self.spark.createDataFrame([], fan.bad_schema)
         if fan.counts.get("bad", 0) - fan.counts.get("pre_again", 0) - fan.counts.get("post_again", 0) > 0:
             parts.append(self._rebuilt())
         if fan.counts.get("pre_again", 0) > 0:
@@ -189,15 +219,17 @@ class FanoutOutputs:
         return out
 
     def _rebuilt(self) -> DataFrame:
+        """Quarantined rows from the staged partitions: messages from the key's bits, or unpacked from the
+        carrier for rows keyed -1/-2 (only read when the run has a carrier)."""
         fan = self.fanout
         schema = StructType([*fan.good_schema.fields, StructField(FANOUT_KEY, LongType())])
+        key = quote_ident(FANOUT_KEY)
         staged = (
             self.spark.read.schema(schema)
             .option("basePath", self.root)
             .parquet(self.root)
-            .where(F.col(FANOUT_KEY) > GOOD_KEY)
+            .where(f"{key} != {GOOD_KEY}" if fan.carrier is not None else f"{key} > {GOOD_KEY}")
         )
-        key = quote_ident(FANOUT_KEY)
         errors = array_sql(
             [f"CASE WHEN ({key} & {m.bit}L) != 0 THEN {m.message_sql} END" for m in fan.messages]
         )
@@ -210,6 +242,12 @@ class FanoutOutputs:
             RUN_ID_COLUMN: F.lit(fan.run_id),
             QUARANTINED_AT_COLUMN: F.lit(fan.quarantined_at).cast("timestamp"),
         }
+        if fan.carrier is not None:
+            carried = F.from_json(F.col(quote_ident(fan.carrier)), _CARRIED)
+            is_packed = F.col(key) < 0
+            extra[ERRORS_COLUMN] = F.when(is_packed, carried["e"]).otherwise(extra[ERRORS_COLUMN])
+            extra[CATEGORIES_COLUMN] = F.when(is_packed, carried["c"]).otherwise(extra[CATEGORIES_COLUMN])
+            extra[fan.carrier] = F.when(is_packed, carried["v"]).otherwise(F.col(quote_ident(fan.carrier)))
         cols = [
             extra[f.name].alias(f.name) if f.name in extra else F.col(quote_ident(f.name))
             for f in fan.bad_schema.fields

@@ -83,10 +83,16 @@ class MarkedFrame:
         )
 
     def blanked(self) -> DataFrame:
-        """Every row with the columns a quarantined row keeps, plus the hidden flags: the input of the
-        one-job split (engines.spark.fanout). Good rows are unchanged by the blanking."""
+        """Every row with the columns a quarantined row keeps, its messages (NULL for good rows) and the
+        hidden flags: the input of the one-job split (engines.spark.fanout). Good rows are unchanged by
+        the blanking."""
         hidden = [MARK_COLUMN, self.pre_bad_flag, *[flag for flag, _ in self.message_checks]]
-        return self.frame.select(*self._kept_columns(), *[F.col(h) for h in hidden])
+        return self.frame.select(
+            *self._kept_columns(),
+            F.col(ERRORS_COLUMN),
+            F.col(CATEGORIES_COLUMN),
+            *[F.col(h) for h in hidden],
+        )
 
 
 def mark(pre: PhaseResult, post: PhaseResult, pre_columns: Sequence[str]) -> MarkedFrame:
