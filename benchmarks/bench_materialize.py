@@ -123,11 +123,12 @@ def fresh_copy(spark: SparkSession, source: str, target: str) -> None:
 
     properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
     spark.sql(f"DROP TABLE IF EXISTS {target}")
-    # The same file layout for every strategy's copy (8 files, as after compaction): the SCD2 base comes
-    # from an SCD2 initial load (one file per shuffle partition), the plain base from spark.range.
+    # The same file layout for every strategy's copy (8 files of disjoint key ranges, as after a sorted
+    # compaction): the SCD2 base comes from an SCD2 initial load (one file per shuffle partition), the
+    # plain base from spark.range.
     spark.sql(
         f"CREATE TABLE {target} USING iceberg TBLPROPERTIES ({properties}) "
-        f"AS SELECT /*+ REPARTITION(8) */ * FROM {source}"
+        f"AS SELECT /*+ REPARTITION_BY_RANGE(8, customer_id) */ * FROM {source}"
     )
 
 
