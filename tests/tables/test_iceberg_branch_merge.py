@@ -150,3 +150,36 @@ def test_scd2_crash_before_publish_changes_nothing_and_the_rerun_commits(
     assert (out.rows_inserted, out.versions_closed) == (2, 1)
     again = write_frame(spark, batch, target, SCD2_SPEC, CommitStamp("run-3", "dim"))
     assert (again.rows_inserted, again.rows_updated, again.snapshot) == (0, 0, None)
+
+
+class _Rows:
+    def __init__(self, summaries: list[dict[str, str]]) -> None:
+        self.summaries = summaries
+
+    def collect(self) -> list[dict[str, Any]]:
+        return [{"summary": s} for s in self.summaries]
+
+
+class _Table:
+    sql_name = "`c`.`n`.`t`"
+
+    def __init__(self, summaries: list[dict[str, str]]) -> None:
+        self.spark = self
+        self.summaries = summaries
+
+    def sql(self, statement: str) -> _Rows:
+        return _Rows(self.summaries)
+
+
+@pytest.mark.parametrize(
+    ("summary", "changed"),
+    [
+        ({"added-records": "0", "added-data-files": "0"}, False),  # an empty MERGE commit
+        ({"added-records": "3"}, True),
+        ({"added-position-deletes": "1", "added-delete-files": "1"}, True),  # merge-on-read delete
+        ({"deleted-records": "2", "deleted-data-files": "1", "added-records": "0"}, True),  # copy-on-write
+    ],
+)
+def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], changed: bool) -> None:
+    table: Any = _Table([summary])
+    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o")) is changed

@@ -42,12 +42,21 @@ def publish(table: IcebergTable, branch: str) -> None:
 
 
 def branch_changed(table: IcebergTable, stamp: CommitStamp) -> bool:
-    """True when this run's branch commits added records or deletes."""
+    """True when this run's branch commits changed any row: added or removed records, data files or delete
+    files (a copy-on-write delete of a whole file adds no record, a merge-on-read one adds a delete file)."""
     rows = table.spark.sql(
         f"SELECT summary FROM {table.sql_name}.snapshots "
         f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
     ).collect()
-    changed = ("added-records", "added-position-deletes", "added-equality-deletes")
+    changed = (
+        "added-records",
+        "deleted-records",
+        "added-data-files",
+        "deleted-data-files",
+        "added-delete-files",
+        "added-position-deletes",
+        "added-equality-deletes",
+    )
     return any(int((r["summary"] or {}).get(key, 0) or 0) > 0 for r in rows for key in changed)
 
 
