@@ -109,12 +109,6 @@ class IcebergTable:
         found = self.stamped_snapshots(stamp)
         return found[0][0] if found else None
 
-    def summary_of(self, snapshot: str | None) -> dict[str, str]:
-        if snapshot is None:
-            return {}
-        found = self._summaries(f"snapshot_id = {int(snapshot)}")
-        return found[0] if found else {}
-
     # --- writes ------------------------------------------------------------------------------
 
     def _ensure_namespace(self) -> None:
