@@ -320,7 +320,14 @@ class PlanExecutor:
         frame, checks = self._post_checks(good, op_checks, formats)
         if not checks:
             return schema.drop_hidden(frame), None
-        phase = evaluate_checks(
+        phase = self._evaluate_post(frame, checks, split, ev)
+        return schema.drop_hidden(phase.good()), schema.drop_hidden(phase.bad())
+
+    def _evaluate_post(
+        self, frame: DataFrame, checks: list[Check], split: Split, ev: Evaluation
+    ) -> PhaseResult:
+        ev.checks["post_rules"] = checks
+        return evaluate_checks(
             frame,
             checks,
             observations=self.obs,
@@ -328,8 +335,6 @@ class PlanExecutor:
             include_reason=split.include_error_reason,
             tag="post",
         )
-        ev.checks["post_rules"] = checks
-        return schema.drop_hidden(phase.good()), schema.drop_hidden(phase.bad())
 
     def _post_checks(
         self, frame: DataFrame, op_checks: list[Check], formats: CastFormats
@@ -360,16 +365,7 @@ class PlanExecutor:
         op_checks: list[Check] = []
         chain = self._apply_ops(post_ops, pre.flagged, op_checks, formats)
         chain, checks = self._post_checks(chain, op_checks, formats)
-        gated = gate_post_checks(checks, pre.bad_flag)
-        post = evaluate_checks(
-            chain,
-            gated,
-            observations=self.obs,
-            label="post_rules",
-            include_reason=split.include_error_reason,
-            tag="post",
-        )
-        ev.checks["post_rules"] = gated
+        post = self._evaluate_post(chain, gate_post_checks(checks, pre.bad_flag), split, ev)
         return mark(pre, post, pre_columns)
 
     def _fanout(
