@@ -4,6 +4,8 @@
 * lakelogic: ``DataProcessor(contract).run(source, output_good=..., output_bad=...)`` with the benchmark
   contract (pre transformations, 11 explicit row rules plus required/type checks, dataset rules), writing
   good and quarantined rows.
+* handwritten (``--handwritten``): a naive hand-written PySpark split with cache of the same contract
+  (``handwritten_split.py``), the reference the issue compares against.
 
 The JVM is warmed up first on a small slice (both paths). Then each path runs ``--repeat`` times,
 alternating; the best and every time are printed, with the ratio of the bests. Wall time is noisy on a
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 # run as a script: its own directory is on sys.path
 from generate_orders import dataset_dir, generate
+from handwritten_split import handwritten_run
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -88,12 +91,16 @@ def timed(
     return seconds, used, info
 
 
-def warm_up(spark: SparkSession, source: Path) -> None:
-    """JIT, class loading and Parquet/codegen caches: run both paths once on a small slice."""
+def warm_up(
+    spark: SparkSession,
+    source: Path,
+    paths: dict[str, Callable[[SparkSession, Path, Path], dict[str, Any]]],
+) -> None:
+    """JIT, class loading and Parquet/codegen caches: run every path once on a small slice."""
     sample = OUT / "warmup_source"
     spark.read.parquet(str(source)).limit(20_000).write.mode("overwrite").parquet(str(sample))
-    floor_run(spark, sample, OUT / "warmup_floor")
-    lakelogic_run(spark, sample, OUT / "warmup_lakelogic")
+    for name, run in paths.items():
+        run(spark, sample, OUT / f"warmup_{name}")
 
 
 def main() -> None:
@@ -102,48 +109,62 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument(
+        "--handwritten", action="store_true", help="also time a naive hand-written split with cache"
+    )
     args = parser.parse_args()
+    paths: dict[str, Callable[[SparkSession, Path, Path], dict[str, Any]]] = {
+        "floor": floor_run,
+        "lakelogic": lakelogic_run,
+    }
+    if args.handwritten:
+        paths["handwritten"] = handwritten_run
 
     from lakelogic.engines.spark.session import spark_session
 
     spark = spark_session()
     source = generate(spark, args.rows)["parquet"]
     print(f"data: {dataset_dir(args.rows)} ({args.rows:,} rows)  master: {spark.sparkContext.master}")
-    warm_up(spark, source)
+    warm_up(spark, source, paths)
 
     cpu = jvm_cpu_reader(spark)
-    times: dict[str, list[float]] = {"floor": [], "lakelogic": []}
-    cpus: dict[str, list[float]] = {"floor": [], "lakelogic": []}
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    cpus: dict[str, list[float]] = {name: [] for name in paths}
     info: dict[str, Any] = {}
     for attempt in range(1, args.repeat + 1):
-        for name, run in (("floor", floor_run), ("lakelogic", lakelogic_run)):
+        for name, run in paths.items():
             seconds, used, info_ = timed(partial(run, spark, source, OUT / name), cpu)
             times[name].append(seconds)
             if used is not None:
                 cpus[name].append(used)
-            info = info_ or info
-        print(
-            f"run {attempt}: floor {times['floor'][-1]:.2f}s  lakelogic {times['lakelogic'][-1]:.2f}s"
-            + (
-                f"  (JVM CPU {cpus['floor'][-1]:.2f}s / {cpus['lakelogic'][-1]:.2f}s)"
-                if cpus["floor"]
-                else ""
-            )
-        )
+            if name == "lakelogic":
+                info = info_
+        wall = "  ".join(f"{name} {times[name][-1]:.2f}s" for name in paths)
+        used_cpu = " / ".join(f"{cpus[name][-1]:.2f}s" for name in paths if cpus[name])
+        print(f"run {attempt}: {wall}" + (f"  (JVM CPU {used_cpu})" if used_cpu else ""))
 
-    best_floor, best_ll = min(times["floor"]), min(times["lakelogic"])
+    labels = {
+        "floor": "floor (read+write)",
+        "lakelogic": "lakelogic run",
+        "handwritten": "hand-written split",
+    }
     print()
     print(f"rows                   {args.rows:,}")
     print(f"lakelogic result       {info}")
-    for label, name in (("floor (read+write)", "floor"), ("lakelogic run", "lakelogic")):
+    for name in paths:
         all_times = ", ".join(f"{t:.2f}" for t in times[name])
-        print(f"{label:<22} best {min(times[name]):.2f}s   all {all_times}")
-    print(f"ratio lakelogic/floor  {best_ll / best_floor:.2f}x (wall)")
-    if cpus["floor"] and cpus["lakelogic"]:
-        for label, name in (("floor JVM CPU", "floor"), ("lakelogic JVM CPU", "lakelogic")):
+        print(f"{labels[name]:<22} best {min(times[name]):.2f}s   all {all_times}")
+    for name in paths:
+        if name != "floor":
+            print(f"ratio {name}/floor".ljust(23) + f"{min(times[name]) / min(times['floor']):.2f}x (wall)")
+    if all(cpus[name] for name in paths):
+        for name in paths:
             all_cpu = ", ".join(f"{t:.2f}" for t in cpus[name])
-            print(f"{label:<22} best {min(cpus[name]):.2f}s   all {all_cpu}")
-        print(f"ratio lakelogic/floor  {min(cpus['lakelogic']) / min(cpus['floor']):.2f}x (JVM CPU)")
+            print(f"{labels[name] + ' CPU':<22} best {min(cpus[name]):.2f}s   all {all_cpu}")
+        for name in paths:
+            if name != "floor":
+                ratio = min(cpus[name]) / min(cpus["floor"])
+                print(f"ratio {name}/floor".ljust(23) + f"{ratio:.2f}x (JVM CPU)")
 
 
 if __name__ == "__main__":

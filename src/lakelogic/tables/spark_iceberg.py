@@ -228,27 +228,37 @@ class IcebergTable:
             inserts = changes.where(F.col(OP) == "insert").drop(OP)
             self._create(inserts, stamp, spec)
             return self._result(stamp)
-        view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
-        changes.createOrReplaceTempView(view)
-        columns = [c for c in changes.columns if c != OP]
         known = counts or {}
         touching = counts is None or known.get("update", 0) + known.get("delete", 0) > 0
         inserting = counts is None or known.get("insert", 0) > 0
-        broadcast = counts is not None and sum(known.values()) <= spec.broadcast_keys_max_rows
+        columns = [c for c in changes.columns if c != OP]
+        suffix = uuid.uuid4().hex[:12]
+        view, touched_view = f"_ll_changes_{suffix}", f"_ll_touched_{suffix}"
+        # Iceberg's MERGE rewrite gives its join a hint of its own (never broadcast the target) and so
+        # drops any hint on the source: only the source's statistics can get it broadcast. A cached and
+        # materialized relation reports its real size, so the updated/deleted rows get their own cache
+        # instead of being a filter over the whole change set's (which would count the inserts too).
+        touched = changes.where(F.col(OP).isin("update", "delete")).persist() if touching else None
 
         def statements(table_sql: str) -> list[str | None]:
-            update = change_set_update_sql(
-                table_sql, view, columns=columns, match=match, bounds=bounds, broadcast=broadcast
-            )
             return [
-                update if touching else None,
+                change_set_update_sql(table_sql, touched_view, columns=columns, match=match, bounds=bounds)
+                if touching
+                else None,
                 change_set_insert_sql(table_sql, view, columns=columns) if inserting else None,
             ]
 
         try:
+            changes.createOrReplaceTempView(view)
+            if touched is not None:
+                touched.count()
+                touched.createOrReplaceTempView(touched_view)
             commit_on_branch(self, stamp, statements)
         finally:
             self.spark.catalog.dropTempView(view)
+            if touched is not None:
+                self.spark.catalog.dropTempView(touched_view)
+                touched.unpersist()
         return self._result(stamp)
 
     # --- schema and lifecycle ------------------------------------------------------------------

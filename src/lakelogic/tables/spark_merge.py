@@ -238,12 +238,11 @@ def change_set_update_sql(
     columns: list[str],
     match: tuple[str, ...],
     bounds: Mapping[str, tuple[Any, Any]] | None = None,
-    broadcast: bool = False,
 ) -> str:
     """The updated/deleted rows of a change set as a matched-only ``MERGE``: an inner join, so a small
-    change set is broadcast instead of the target being shuffled (no ``WHEN NOT MATCHED`` outer join)."""
-    hint = "/*+ BROADCAST */ " if broadcast else ""
-    source = f"(SELECT {hint}* FROM {view} WHERE {OP} IN ('update', 'delete'))"
+    change set can be broadcast instead of the target being shuffled (no ``WHEN NOT MATCHED`` outer
+    join). No join hint: Iceberg's rewrite drops it (see ``IcebergTable.apply_changes``)."""
+    source = f"(SELECT * FROM {view} WHERE {OP} IN ('update', 'delete'))"
     return (
         f"MERGE INTO {table} t USING {source} s ON {_change_set_on(match, bounds)} "
         + _matched_clauses(columns, match).rstrip()
