@@ -166,3 +166,75 @@ def test_only_good_rows_skip_every_quarantine_job(spark: Any, tmp_path: Path) ->
     assert written.report.counts.quarantined == 0
     assert spark.read.parquet(str(tmp_path / "bad")).count() == 0
     assert spark.read.parquet(str(tmp_path / "good")).count() == 2
+
+
+def _table_rows(spark: Any, name: str, fmt: str) -> list[dict[str, Any]]:
+    """The table's rows read without LakeLogic, minus the columns that differ between two runs."""
+    from lakelogic.tables.target import ResolvedTarget
+    from tests.tables.conftest import read_back
+
+    kind = "table" if fmt == "iceberg" else "path"
+    per_run = ("_lakelogic_run_id", "_lakelogic_quarantined_at", "_lakelogic_processed_at")
+    rows = [
+        {k: v for k, v in r.items() if k not in per_run}
+        for r in read_back(spark, ResolvedTarget(kind, name, fmt))
+    ]
+    assert rows, f"{name} is empty"
+    return sorted(rows, key=lambda r: tuple(str(r[k]) for k in sorted(r)))
+
+
+def _scratch_left(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*")] if root.exists() else []
+
+
+def test_materialized_run_takes_one_job_and_writes_what_two_actions_write(
+    spark: Any, tmp_path: Path, one_job_runs: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without output_good, a materialized run stages its rows in a scratch space (removed afterwards),
+    and the target, the quarantine table, the counts and the dataset rules equal the two-action path's."""
+    scratch = tmp_path / "scratch"
+    monkeypatch.setenv("LAKELOGIC_SCRATCH_DIR", str(scratch))
+    doc = _doc()
+    doc["quality"] = {**QUALITY, "dataset_rules": [{"unique": "id"}, {"row_count_between": {"min": 1}}]}
+    frame = spark.createDataFrame(ROWS, SCHEMA)
+    one = DataProcessor(doc, spark=spark).run(frame, materialize=True, target=str(tmp_path / "one"))
+    assert one_job_runs == [1], "the materialized run did not take the one-job path"
+    assert _scratch_left(scratch) == []
+    monkeypatch.setattr(runner, "scratch_root", lambda spark: None)
+    two = DataProcessor(doc, spark=spark).run(frame, materialize=True, target=str(tmp_path / "two"))
+    assert one_job_runs == [1], "without a scratch space the run must keep the two-action path"
+
+    for result in (one, two):
+        assert result.report.status == "partial" or result.report.status == "succeeded"
+        assert result.report.materialization is not None
+    a, b = one.report.materialization, two.report.materialization
+    assert a is not None and b is not None and a.format == b.format
+    assert (a.rows_inserted, a.quarantine_rows_written) == (b.rows_inserted, b.quarantine_rows_written)
+    assert a.rows_inserted == 2 and a.quarantine_rows_written == len(ROWS) - 2
+    assert _table_rows(spark, a.target, a.format) == _table_rows(spark, b.target, b.format)
+    assert a.quarantine_target and b.quarantine_target
+    assert _table_rows(spark, a.quarantine_target, a.format) == _table_rows(
+        spark, b.quarantine_target, b.format
+    )
+    assert one.report.counts == two.report.counts
+    assert [(r.name, r.passed, r.observed) for r in one.report.dataset_rules] == [
+        (r.name, r.passed, r.observed) for r in two.report.dataset_rules
+    ]
+
+
+def test_failed_materialized_run_removes_its_scratch_space(
+    spark: Any, tmp_path: Path, one_job_runs: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    monkeypatch.setenv("LAKELOGIC_SCRATCH_DIR", str(scratch))
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("injected failure in the table write")
+
+    monkeypatch.setattr("lakelogic.tables.spark_write.write_frame", boom)
+    frame = spark.createDataFrame(ROWS, SCHEMA)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        DataProcessor(_doc(), spark=spark).run(frame, materialize=True, target=str(tmp_path / "t"))
+    assert one_job_runs == [1]
+    assert _scratch_left(scratch) == []
+    assert not (tmp_path / "t").exists()

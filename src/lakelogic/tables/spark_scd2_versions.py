@@ -81,11 +81,12 @@ def _hash(columns: list[str]) -> Column:
 
 
 def _check_conflicts(events: DataFrame, keys: list[str]) -> None:
-    """Same key and change time with different tracked values is an error (nothing written)."""
+    """Same key and change time with different tracked values is an error (nothing written). One hash
+    aggregation over the batch events (duplicates need no removal first: they cannot widen min..max)."""
     rows = (
         events.groupBy(*[q(k) for k in keys], F.col(T))
-        .agg(F.countDistinct(HASH).alias("n"))
-        .where("n > 1")
+        .agg(F.min(HASH).alias("_ll_lo"), F.max(HASH).alias("_ll_hi"))
+        .where(F.col("_ll_lo") != F.col("_ll_hi"))
         .limit(5)
         .collect()
     )
@@ -132,10 +133,10 @@ def compute_versions(
         F.when(is_delete, F.lit(TOMBSTONE)).otherwise(_hash(tracked)).alias(HASH),
         F.lit(None).cast(StringType()).alias("_ll_old_sk"),
     )
+    _check_conflicts(batch_events, keys)
     if partitions:
         batch_events = batch_events.repartition(partitions, *[q(k) for k in keys])
     batch_events = batch_events.dropDuplicates()
-    _check_conflicts(batch_events, keys)
 
     events = batch_events
     if stored is not None:

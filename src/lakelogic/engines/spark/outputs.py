@@ -64,3 +64,38 @@ class StagedOutput:
         if fs.exists(staging):
             fs.delete(staging, True)
         self._written = False
+
+
+def scratch_root(spark: SparkSession) -> str | None:
+    """Where a materialized run may stage its evaluated rows: ``LAKELOGIC_SCRATCH_DIR`` (any Hadoop
+    path every executor can reach), else the system temp directory for a local master, else None (a
+    cluster needs a shared location; without one the run keeps the two-action path)."""
+    import os
+    import tempfile
+
+    configured = os.environ.get("LAKELOGIC_SCRATCH_DIR", "").strip()
+    if configured:
+        return configured.rstrip("/")
+    if (spark.sparkContext.master or "").startswith("local"):
+        return os.path.join(tempfile.gettempdir(), "lakelogic-scratch")
+    return None
+
+
+class ScratchSpace:
+    """A run-private directory for staged rows that only feed the materialization; removed at the end of
+    the run whether it commits or not (it is in the run's staged list for that)."""
+
+    def __init__(self, spark: SparkSession, root: str, run_id: str) -> None:
+        self.path = f"{root}/{run_id.replace('-', '')}"
+        self._space = StagedOutput(spark, self.path, run_id)
+
+    def good_path(self) -> str:
+        return f"{self.path}/good"
+
+    def commit(self) -> None:
+        self.discard()
+
+    def discard(self) -> None:
+        fs, path = self._space.filesystem(self.path)
+        if fs.exists(path):
+            fs.delete(path, True)

@@ -33,7 +33,7 @@ from lakelogic.engines.spark.dataset_rules import evaluate_dataset_rules, failed
 from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
 from lakelogic.engines.spark.fanout import FanoutOutputs
 from lakelogic.engines.spark.ops import resolve_pending_warnings
-from lakelogic.engines.spark.outputs import StagedOutput, noop_action
+from lakelogic.engines.spark.outputs import ScratchSpace, StagedOutput, noop_action, scratch_root
 from lakelogic.engines.spark.reporting import fill_counts, fill_identity
 from lakelogic.errors import (
     DatasetRuleHalt,
@@ -130,7 +130,7 @@ def run_contract(
     )
     progress = _Progress()
     outcome = RunOutcome(None, None, report)
-    staged: list[StagedOutput | FanoutOutputs] = []
+    staged: list[StagedOutput | FanoutOutputs | ScratchSpace] = []
     try:
         _run(spark, contract, plan_factory, request, report, progress, outcome, staged)
     except BaseException as exc:
@@ -163,7 +163,7 @@ def _run(
     report: RunReport,
     progress: _Progress,
     outcome: RunOutcome,
-    staged: list[StagedOutput | FanoutOutputs],
+    staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
 ) -> None:
     # One 'now' for the whole run: every job of the run evaluates the same clock (plan/clock.py).
     as_of = datetime.now(UTC)
@@ -184,12 +184,18 @@ def _run(
     )
     ctx.source_window = request.source_window or ReadWindow.of(request.window)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
+    # A materialized run without output_good stages its good rows in a scratch space, so the one-job
+    # split serves the table writes and the dataset rules as it serves file outputs.
+    scratch = _scratch_space(spark, request)
+    if scratch is not None:
+        staged.append(scratch)
+    good_path = request.output_good or (scratch.good_path() if scratch is not None else None)
     executor = PlanExecutor(
         plan,
         ctx,
         persist=persist_level(),
         contract_dict=contract_dict,
-        good_reread=bool(request.output_good),
+        good_reread=good_path is not None,
     )
     with progress.stage("read"):
         ev = executor.evaluate(request.source)
@@ -202,10 +208,11 @@ def _run(
         _empty(report, ev, ctx)
         return
     outcome.good, outcome.bad = ev.good, ev.bad
-    if ev.fanout is not None and request.output_good:
-        dataset_input = _one_job(spark, executor, ev, request, progress, staged)
+    published = staged if request.output_good else []  # scratch outputs go with the scratch space
+    if ev.fanout is not None and good_path is not None:
+        frames = _one_job(spark, executor, ev, request, progress, published, good_path)
     else:
-        dataset_input = _two_actions(spark, ev, request, progress, staged)
+        frames = _two_actions(spark, ev, request, progress, published, good_path)
     progress.step = "counts"
     fill_counts(report, ev, plan)
     if ctx.source_window_state is not None and report.counts.source > 0:
@@ -225,21 +232,38 @@ def _run(
         )
     if ev.dataset is not None and ev.dataset.rules:
         with progress.stage("dataset_rules"):
-            report.dataset_rules = evaluate_dataset_rules(spark, dataset_input, ev.dataset.rules, ctx.links)
+            report.dataset_rules = evaluate_dataset_rules(spark, frames.good, ev.dataset.rules, ctx.links)
     _gates(report, ev)
     failed_ds = failed_error_rules(report.dataset_rules)
     if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
         report.status = RunStatus.PARTIAL
     else:
         report.status = RunStatus.SUCCEEDED
+    # Tables first: the frames may be served by staged files that the publish moves or removes.
+    if request.materialize:
+        with progress.stage("write_target"):
+            report.materialization = _materialize(spark, contract, plan, frames, report, request)
     progress.step = "publish"
     for pending in staged:
         pending.commit()
     staged.clear()
-    if request.materialize:
-        with progress.stage("write_target"):
-            report.materialization = _materialize(spark, contract, plan, ev, report, request)
     ev.release()
+
+
+@dataclass
+class _Frames:
+    """What the rest of the run reads after the actions: the good rows (dataset rules, materialization)
+    and the quarantined rows (materialization), each served by staged files when there are some."""
+
+    good: DataFrame
+    bad: DataFrame
+
+
+def _scratch_space(spark: SparkSession, request: RunRequest) -> ScratchSpace | None:
+    if not request.materialize or request.output_good:
+        return None
+    root = scratch_root(spark)
+    return ScratchSpace(spark, root, request.run_id) if root is not None else None
 
 
 def _one_job(
@@ -248,20 +272,22 @@ def _one_job(
     ev: Evaluation,
     request: RunRequest,
     progress: _Progress,
-    staged: list[StagedOutput | FanoutOutputs],
-) -> DataFrame:
+    staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
+    good_path: str,
+) -> _Frames:
     """Every row evaluated once, good and quarantined rows written by one job (engines.spark.fanout)."""
-    assert ev.fanout is not None and request.output_good
-    fan = FanoutOutputs(spark, ev.fanout, request.output_good, request.run_id)
+    assert ev.fanout is not None
+    fan = FanoutOutputs(spark, ev.fanout, good_path, request.run_id)
     staged.append(fan)
-    with progress.stage("write_target"):
+    with progress.stage("write_target" if request.output_good else "evaluate"):
         fan.stage(ev.observations)
+    quarantine = fan.quarantine(lambda subset: _reevaluate(executor, ev, subset))
     if request.output_bad:
         out = StagedOutput(spark, request.output_bad, request.run_id)
         staged.append(out)
         with progress.stage("write_quarantine"):
-            out.write(fan.quarantine(lambda subset: _reevaluate(executor, ev, subset)))
-    return fan.good_rows()
+            out.write(quarantine)
+    return _Frames(good=fan.good_rows(), bad=quarantine)
 
 
 def _two_actions(
@@ -269,19 +295,20 @@ def _two_actions(
     ev: Evaluation,
     request: RunRequest,
     progress: _Progress,
-    staged: list[StagedOutput | FanoutOutputs],
-) -> DataFrame:
+    staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
+    good_path: str | None,
+) -> _Frames:
     """Each frame consumed by one action (a staged write or a no-op); observations fill every count."""
     assert ev.good is not None and ev.bad is not None
-    dataset_input = ev.good
-    if request.output_good:
-        out = StagedOutput(spark, request.output_good, request.run_id)
+    good = ev.good
+    if good_path is not None:
+        out = StagedOutput(spark, good_path, request.run_id)
         staged.append(out)
-        with progress.stage("write_target"):
+        with progress.stage("write_target" if request.output_good else "evaluate"):
             out.write(ev.good)
-        # The staged Parquet holds exactly the final good rows: the dataset rules read back only the
-        # columns they need instead of evaluating the whole contract a third time.
-        dataset_input = out.read()
+        # The staged Parquet holds exactly the final good rows: the dataset rules and the table write
+        # read it back instead of evaluating the whole contract again.
+        good = out.read()
     else:
         with progress.stage("evaluate"):
             noop_action(ev.good)
@@ -293,7 +320,7 @@ def _two_actions(
     else:
         with progress.stage("evaluate"):
             noop_action(ev.bad)
-    return dataset_input
+    return _Frames(good=good, bad=ev.bad)
 
 
 def _reevaluate(executor: PlanExecutor, ev: Evaluation, subset: str) -> DataFrame:
@@ -338,9 +365,8 @@ def _gates(report: RunReport, ev: Evaluation) -> None:
 
 
 def _materialize(
-    spark: SparkSession, contract: Any, plan: Any, ev: Evaluation, report: RunReport, request: RunRequest
+    spark: SparkSession, contract: Any, plan: Any, frames: _Frames, report: RunReport, request: RunRequest
 ) -> Any:
-    assert ev.good is not None and ev.bad is not None
     try:
         from lakelogic.tables.materialize import materialize_run
     except ImportError as exc:
@@ -351,8 +377,8 @@ def _materialize(
         spark,
         contract=contract,
         plan=plan,
-        good=ev.good,
-        bad=ev.bad,
+        good=frames.good,
+        bad=frames.bad,
         report=report,
         target=request.target,
         run_id=request.run_id,
