@@ -183,3 +183,28 @@ class _Table:
 def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], changed: bool) -> None:
     table: Any = _Table([summary])
     assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o")) is changed
+
+
+def test_the_change_set_cache_is_released_before_the_publish(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A publish refreshes the table in Spark's cache manager, which plans every cached query over it
+    again: the change set (and its updated-rows cache) must be gone by then, the rows still applied."""
+    target = _seeded(spark, make_target)
+    changes = spark.createDataFrame(
+        [(2, "B", "update"), (3, "c", "insert")], "id int, name string, _ll_op string"
+    ).persist()
+    cached_at_publish: list[bool] = []
+    original = spark_iceberg_branch.publish
+
+    def publish(table: Any, branch: str) -> None:
+        cached_at_publish.append(changes.is_cached)
+        original(table, branch)
+
+    monkeypatch.setattr(spark_iceberg_branch, "publish", publish)
+    adapter_for(spark, target).apply_changes(
+        changes, CommitStamp("run-1", "o"), SPEC, match=("id",), counts={"update": 1, "insert": 1}
+    )
+    assert cached_at_publish == [False]
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n")], key=str)

@@ -99,7 +99,7 @@ class TableAdapter(Protocol):
 
         ``bounds``: per match column, the range holding every updated/deleted key ({} = none); formats may
         use it to prune the target scan. ``counts``: rows per operation when known (lets a format skip
-        statements with nothing to do)."""
+        statements with nothing to do). A format may release ``changes``' cache once it has read it."""
         ...
 
     def empty(self, stamp: CommitStamp) -> bool:

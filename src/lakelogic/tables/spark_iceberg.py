@@ -240,6 +240,12 @@ class IcebergTable:
         # instead of being a filter over the whole change set's (which would count the inserts too).
         touched = changes.where(F.col(OP).isin("update", "delete")).persist() if touching else None
 
+        def release() -> None:
+            """Nothing reads the change set after the statements; see commit_on_branch."""
+            if touched is not None:
+                touched.unpersist()
+            changes.unpersist()
+
         def statements(table_sql: str) -> list[str | None]:
             return [
                 change_set_update_sql(table_sql, touched_view, columns=columns, match=match, bounds=bounds)
@@ -253,7 +259,7 @@ class IcebergTable:
             if touched is not None:
                 touched.count()
                 touched.createOrReplaceTempView(touched_view)
-            commit_on_branch(self, stamp, statements)
+            commit_on_branch(self, stamp, statements, before_publish=release)
         finally:
             self.spark.catalog.dropTempView(view)
             if touched is not None:

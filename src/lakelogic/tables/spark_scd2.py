@@ -223,6 +223,10 @@ def _diff_and_commit(
         outcome.versions_closed = summary.closed
         if not counts and adapter.exists():
             return None
+        if stored is not None:
+            # the change set is cached now; a cache over the target would only be planned again by
+            # every commit's cache refresh (spark_iceberg_branch.commit_on_branch)
+            stored.unpersist()
         touching = counts.get("update", 0) + counts.get("delete", 0)
         bounds = {} if touching == 0 else (summary.bounds or None)
         return adapter.apply_changes(
