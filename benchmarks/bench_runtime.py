@@ -156,7 +156,7 @@ def main() -> None:
         print(f"{labels[name]:<22} best {min(times[name]):.2f}s   all {all_times}")
     for name in paths:
         if name != "floor":
-            print(f"ratio {name}/floor".ljust(23) + f"{min(times[name]) / min(times['floor']):.2f}x (wall)")
+            print(f"ratio {name}/floor".ljust(28) + f"{min(times[name]) / min(times['floor']):.2f}x (wall)")
     if all(cpus[name] for name in paths):
         for name in paths:
             all_cpu = ", ".join(f"{t:.2f}" for t in cpus[name])
@@ -164,7 +164,7 @@ def main() -> None:
         for name in paths:
             if name != "floor":
                 ratio = min(cpus[name]) / min(cpus["floor"])
-                print(f"ratio {name}/floor".ljust(23) + f"{ratio:.2f}x (JVM CPU)")
+                print(f"ratio {name}/floor".ljust(28) + f"{ratio:.2f}x (JVM CPU)")
 
 
 if __name__ == "__main__":

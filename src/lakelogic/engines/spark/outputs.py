@@ -66,14 +66,21 @@ class StagedOutput:
         self._written = False
 
 
+SCRATCH_CONF = "spark.lakelogic.scratchDir"
+
+
 def scratch_root(spark: SparkSession) -> str | None:
-    """Where a materialized run may stage its evaluated rows: ``LAKELOGIC_SCRATCH_DIR`` (any Hadoop
-    path every executor can reach), else the system temp directory for a local master, else None (a
-    cluster needs a shared location; without one the run keeps the two-action path)."""
+    """Where a materialized run may stage its evaluated rows: ``LAKELOGIC_SCRATCH_DIR``, else the Spark
+    setting ``spark.lakelogic.scratchDir`` (for a cluster's configuration), each any Hadoop path every
+    executor can reach; else the system temp directory for a local master; else None (a cluster needs a
+    shared location; without one the run keeps the two-action path)."""
     import os
     import tempfile
 
-    configured = os.environ.get("LAKELOGIC_SCRATCH_DIR", "").strip()
+    configured = (
+        os.environ.get("LAKELOGIC_SCRATCH_DIR", "").strip()
+        or str(spark.conf.get(SCRATCH_CONF, "") or "").strip()
+    )
     if configured:
         return configured.rstrip("/")
     if (spark.sparkContext.master or "").startswith("local"):
