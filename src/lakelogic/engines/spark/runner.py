@@ -1,10 +1,12 @@
 """One contract run on Spark end to end: evaluate, act, count, gate, publish, report (SEMANTICS §8, §12, §22).
 
-Actions: the good and the quarantine frame are each consumed by exactly one action — a Parquet write to a
-staging directory when an output path was asked for, else a no-op sink — and every count comes from the
-observations those actions fill. Only when the run passes its gates (reconciliation, empty source,
-quarantine/dataset halts) are staged outputs moved into place and the target materialized, so a failed
-run writes nothing.
+Actions: when the run writes rows somewhere (``output_good``, or a materialization with a scratch space,
+see ``outputs.scratch_root``), every row is evaluated once by the one-job split (``fanout``) into staged
+files that then serve the good output, the quarantine, the dataset rules and the table writes; otherwise
+the good and the quarantine frame are each consumed by exactly one action (a staged Parquet write or a
+no-op sink). Every count comes from the observations those actions fill. Only when the run passes its
+gates (reconciliation, empty source, quarantine/dataset halts) is the target materialized and are staged
+outputs moved into place, so a failed run writes nothing.
 
 Persisting the evaluated frame (``LAKELOGIC_PERSIST``) trades a cache write for re-evaluating the
 contract in each action; ``auto`` (default) persists (DISK_ONLY) only when a third consumer (dataset
