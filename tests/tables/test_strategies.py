@@ -183,3 +183,21 @@ def test_csv_json_only_append_overwrite_and_arrays_as_json(spark: Any, make_targ
     assert [(str(r["id"]), r["tags"]) for r in rows] == [("1", '["x","y"]')]
     with pytest.raises(UnsupportedError, match="append/overwrite"):
         write_frame(spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), _stamp("r2"))
+
+
+def test_a_first_merge_load_is_not_spread_over_the_shuffle_partitions(spark: Any, make_target: Any) -> None:
+    """The change set of a first load joins the batch with an empty target: a shuffle join would put a
+    small batch into every shuffle partition and the new table would get one file per partition."""
+    target = make_target("iceberg")
+    batch = spark.range(40).selectExpr("CAST(id AS INT) AS id", "CAST(id AS STRING) AS name").coalesce(1)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "50")
+    try:
+        out = write_frame(
+            spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), CommitStamp("r1", "o")
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    assert out.rows_inserted == 40
+    files = spark.sql(f"SELECT count(*) AS n FROM {target.name}.files").first()
+    assert files is not None and files["n"] == 1

@@ -51,7 +51,9 @@ def merge_changes(
     """
     spark = batch.sparkSession
     if target is None:
-        target = spark.createDataFrame([], schema)
+        # a first load: a broadcast join with nothing keeps the batch's partitioning (a shuffle join
+        # would spread a small batch over every shuffle partition, one table file each)
+        target = F.broadcast(spark.createDataFrame([], schema))
     elif broadcast_keys:
         # a small batch: probe the target with a broadcast of the batch keys (no shuffle of the target)
         target = target.join(F.broadcast(batch.select(*[q(k) for k in keys])), on=list(keys), how="left_semi")

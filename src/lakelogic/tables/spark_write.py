@@ -16,7 +16,7 @@ from pyspark.sql.types import StructField, StructType
 
 from lakelogic.errors import CommitError, LakeLogicError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
-from lakelogic.tables.spark_batch import DELETE_FLAG, check_keys_present, one_row_per_key
+from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, one_row_per_key
 from lakelogic.tables.spark_evolution import (
     EvolutionPlan,
     align_batch,
@@ -161,7 +161,8 @@ def _apply_keyed(
     keys = spec.primary_key
     if single_scan_applies(adapter, spec, batch_columns):
         return _single_scan(adapter, prepared, spec, stamp, outcome, batch_columns)
-    small = prepared.count() <= spec.broadcast_keys_max_rows
+    rows = prepared.count()
+    small = rows <= spec.broadcast_keys_max_rows
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[F.col(f"`{c}`") for c in schema_cols]).schema
@@ -169,7 +170,9 @@ def _apply_keyed(
     changes = merge_changes(
         aligned, target, schema, keys=keys, batch_columns=batch_columns, spec=spec, broadcast_keys=small
     )
-    changes = changes.persist()
+    # Spark 3.5 never coalesces the last shuffle of a cached plan (the change set ends in a join), so
+    # a change set of a few rows would keep 200 partitions: 200 tasks per statement, a file each.
+    changes = changes.coalesce(change_partitions(prepared.sparkSession, rows)).persist()
     try:
         summary = summarize_changes(changes, keys)
         counts = summary.counts
