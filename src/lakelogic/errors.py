@@ -162,6 +162,14 @@ class CommitError(TableError):
     error_type = "commit"
 
 
+class CommitConflictError(CommitError):
+    """Another writer committed to the target while this run was writing (optimistic concurrency): the
+    run's commit was refused and nothing of it is visible. Transient: a retry recomputes on the new
+    state, and the commit markers keep it exactly-once."""
+
+    error_type = "commit_conflict"
+
+
 class SchemaEvolutionError(TableError):
     """Batch and target schemas differ in a way the schema policy forbids."""
 

@@ -208,3 +208,34 @@ def test_the_change_set_cache_is_released_before_the_publish(
     assert cached_at_publish == [False]
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n")], key=str)
+
+
+def test_a_commit_to_main_during_the_run_is_a_retryable_conflict(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer commits to main between this run's branch statements and its publish: the
+    fast-forward fails, main keeps only the other writer's rows, the error is a commit conflict (which the
+    driver retries), and the retry commits on top of the other writer's snapshot."""
+    from lakelogic.driver.execution import is_transient
+    from lakelogic.errors import CommitConflictError
+
+    target = _seeded(spark, make_target)
+    batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
+    original = spark_iceberg_branch.publish
+
+    def concurrent_then_publish(table: Any, branch: str) -> None:
+        spark.sql(f"INSERT INTO {quote_table(target.name)} VALUES (9, 'other writer')")
+        original(table, branch)
+
+    monkeypatch.setattr(spark_iceberg_branch, "publish", concurrent_then_publish)
+    with pytest.raises(CommitConflictError) as raised:
+        write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    assert is_transient(raised.value)
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "a"), (2, "b"), (None, "n"), (9, "other writer")], key=str)
+    assert _branches(spark, target) == ["main"]
+    monkeypatch.undo()
+    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    assert out.committed and (out.rows_updated, out.rows_inserted) == (1, 1)
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n"), (9, "other writer")], key=str)

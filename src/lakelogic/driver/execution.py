@@ -15,7 +15,7 @@ from tenacity import RetryCallState
 from lakelogic.driver.gates import Outcome
 from lakelogic.driver.nodes import Node
 from lakelogic.driver.windows import Window, WindowSpec
-from lakelogic.errors import LakeLogicError
+from lakelogic.errors import CommitConflictError, LakeLogicError
 from lakelogic.report import RunReport
 
 
@@ -96,7 +96,7 @@ _TRANSIENT_MARKERS = (
 def is_transient(exc: BaseException) -> bool:
     """Only transient failures are retried (§13); LakeLogic contract, plan and run-policy errors never."""
     if isinstance(exc, LakeLogicError) and not isinstance(exc, ConnectionError):
-        return type(exc).__name__ == "CommitConflictError"
+        return isinstance(exc, CommitConflictError)
     if isinstance(exc, PermissionError):
         return False
     if isinstance(exc, ConnectionError | TimeoutError | OSError):

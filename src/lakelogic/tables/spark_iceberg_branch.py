@@ -7,7 +7,8 @@ the statements or none:
 
 * a crash before the fast-forward leaves ``main`` untouched; the re-run drops the stale branch first;
 * a concurrent commit to ``main`` makes the fast-forward fail (main is no longer an ancestor of the
-  branch): the run fails and nothing is changed;
+  branch): nothing is changed and the write fails with ``CommitConflictError`` (tables.conflicts), which
+  the driver retries;
 * a branch whose commits changed nothing is dropped, not published (no empty snapshot in main's history).
 """
 

@@ -16,6 +16,7 @@ from pyspark.sql.types import StructField, StructType
 
 from lakelogic.errors import CommitError, LakeLogicError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
+from lakelogic.tables.conflicts import as_conflict
 from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, one_row_per_key
 from lakelogic.tables.spark_evolution import (
     EvolutionPlan,
@@ -246,9 +247,15 @@ def write_frame(
         return outcome
     try:
         result = _dispatch(adapter, frame, spec, stamp, outcome, reprocess_window)
-    except LakeLogicError:
+    except LakeLogicError as exc:
+        conflict = as_conflict(exc, target.name) if type(exc) is CommitError else None
+        if conflict is not None:
+            raise conflict from exc
         raise
     except Exception as exc:
+        conflict = as_conflict(exc, target.name)
+        if conflict is not None:
+            raise conflict from exc
         schema_error = as_schema_error(exc)
         if schema_error is not None:
             raise schema_error from exc
