@@ -201,3 +201,33 @@ def test_a_first_merge_load_is_not_spread_over_the_shuffle_partitions(spark: Any
     assert out.rows_inserted == 40
     files = spark.sql(f"SELECT count(*) AS n FROM {target.name}.files").first()
     assert files is not None and files["n"] == 1
+
+
+def test_a_deduplicated_merge_batch_is_not_spread_over_the_shuffle_partitions(
+    spark: Any, make_target: Any
+) -> None:
+    """Keeping the latest row per key shuffles the batch into every shuffle partition; the merge's
+    statements must still land it in few files (a file per partition would be the small-file problem)."""
+    target = make_target("iceberg")
+    spec = WriteSpec(strategy="merge", primary_key=("id",), merge_dedup_guard=True, watermark_field="version")
+    seed = spark.createDataFrame([(1, "a", 1)], "id int, name string, version int")
+    write_frame(spark, seed, target, spec, CommitStamp("seed", "o"))
+    batch = (
+        spark.range(80)
+        .selectExpr("CAST(id % 40 AS INT) AS id", "CAST(id AS STRING) AS name", "CAST(id AS INT) AS version")
+        .coalesce(1)
+    )
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "50")
+    try:
+        out = write_frame(spark, batch, target, spec, CommitStamp("r1", "o"))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    assert (out.rows_inserted, out.rows_updated) == (39, 1)
+    rows = {r["id"]: r["name"] for r in read_back(spark, target)}
+    assert rows == {i: str(i + 40) for i in range(40)}  # the later of the two rows of every key
+    added = spark.sql(
+        f"SELECT sum(summary['added-data-files']) AS n FROM {target.name}.snapshots "
+        "WHERE summary['lakelogic.run_id'] = 'r1'"
+    ).first()
+    assert added is not None and added["n"] <= 2
