@@ -238,3 +238,19 @@ def test_failed_materialized_run_removes_its_scratch_space(
     assert one_job_runs == [1]
     assert _scratch_left(scratch) == []
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("materialize", [False, True])
+def test_a_quarantine_output_alone_is_published(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, materialize: bool
+) -> None:
+    """``output_bad`` without ``output_good``: the quarantine file output is published (with a table
+    target too, whose good rows go through the scratch space)."""
+    monkeypatch.setenv("LAKELOGIC_SCRATCH_DIR", str(tmp_path / "scratch"))
+    frame = spark.createDataFrame(ROWS, SCHEMA)
+    target = {"materialize": True, "target": str(tmp_path / "t")} if materialize else {}
+    result = DataProcessor(_doc(), spark=spark).run(frame, output_bad=tmp_path / "bad", **target)
+    written = spark.read.parquet(str(tmp_path / "bad"))
+    assert written.count() == result.report.counts.quarantined == len(ROWS) - 2
+    assert not list((tmp_path).glob("bad.__lakelogic_*"))
+    assert _scratch_left(tmp_path / "scratch") == []

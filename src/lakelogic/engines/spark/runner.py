@@ -210,11 +210,10 @@ def _run(
         _empty(report, ev, ctx)
         return
     outcome.good, outcome.bad = ev.good, ev.bad
-    published = staged if request.output_good else []  # scratch outputs go with the scratch space
     if ev.fanout is not None and good_path is not None:
-        frames = _one_job(spark, executor, ev, request, progress, published, good_path)
+        frames = _one_job(spark, executor, ev, request, progress, staged, good_path)
     else:
-        frames = _two_actions(spark, ev, request, progress, published, good_path)
+        frames = _two_actions(spark, ev, request, progress, staged, good_path)
     progress.step = "counts"
     fill_counts(report, ev, plan)
     if ctx.source_window_state is not None and report.counts.source > 0:
@@ -280,7 +279,8 @@ def _one_job(
     """Every row evaluated once, good and quarantined rows written by one job (engines.spark.fanout)."""
     assert ev.fanout is not None
     fan = FanoutOutputs(spark, ev.fanout, good_path, request.run_id)
-    staged.append(fan)
+    if request.output_good:  # else it lives in the scratch space, removed with it
+        staged.append(fan)
     with progress.stage("write_target" if request.output_good else "evaluate"):
         fan.stage(ev.observations)
     quarantine = fan.quarantine(lambda subset: _reevaluate(executor, ev, subset))
@@ -305,7 +305,8 @@ def _two_actions(
     good = ev.good
     if good_path is not None:
         out = StagedOutput(spark, good_path, request.run_id)
-        staged.append(out)
+        if request.output_good:  # else it lives in the scratch space, removed with it
+            staged.append(out)
         with progress.stage("write_target" if request.output_good else "evaluate"):
             out.write(ev.good)
         # The staged Parquet holds exactly the final good rows: the dataset rules and the table write
