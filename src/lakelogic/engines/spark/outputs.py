@@ -10,6 +10,15 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 
+def hadoop_filesystem(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """(Hadoop FileSystem, Hadoop Path) for ``path``: local paths and object stores alike."""
+    jvm = spark.sparkContext._jvm  # the Hadoop FileSystem API has no Python binding
+    assert jvm is not None
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    return hpath.getFileSystem(conf), hpath
+
+
 def noop_action(frame: DataFrame) -> None:
     """Execute ``frame`` fully without writing (fills its observations); no data reaches the driver."""
     frame.write.format("noop").mode("overwrite").save()
@@ -25,11 +34,7 @@ class StagedOutput:
         self._written = False
 
     def filesystem(self, path: str) -> tuple[Any, Any]:
-        jvm = self.spark.sparkContext._jvm  # the Hadoop FileSystem API has no Python binding
-        assert jvm is not None
-        hpath = jvm.org.apache.hadoop.fs.Path(path)
-        conf = self.spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
-        return hpath.getFileSystem(conf), hpath
+        return hadoop_filesystem(self.spark, path)
 
     def write(self, frame: DataFrame) -> None:
         frame.write.mode("overwrite").parquet(self.staging)
@@ -93,8 +98,8 @@ class ScratchSpace:
     the run whether it commits or not (it is in the run's staged list for that)."""
 
     def __init__(self, spark: SparkSession, root: str, run_id: str) -> None:
+        self.spark = spark
         self.path = f"{root}/{run_id.replace('-', '')}"
-        self._space = StagedOutput(spark, self.path, run_id)
 
     def good_path(self) -> str:
         return f"{self.path}/good"
@@ -103,6 +108,6 @@ class ScratchSpace:
         self.discard()
 
     def discard(self) -> None:
-        fs, path = self._space.filesystem(self.path)
+        fs, path = hadoop_filesystem(self.spark, self.path)
         if fs.exists(path):
             fs.delete(path, True)
