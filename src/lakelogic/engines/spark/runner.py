@@ -283,7 +283,10 @@ def _one_job(
         staged.append(fan)
     with progress.stage("write_target" if request.output_good else "evaluate"):
         fan.stage(ev.observations)
-    quarantine = fan.quarantine(lambda subset: _reevaluate(executor, ev, subset))
+    # Rebuilding the quarantine plans a re-evaluation for some runs: only when something reads it.
+    needed = bool(request.output_bad or request.materialize)
+    quarantine = fan.quarantine(lambda subset: _reevaluate(executor, ev, subset)) if needed else ev.bad
+    assert quarantine is not None
     if request.output_bad:
         out = StagedOutput(spark, request.output_bad, request.run_id)
         staged.append(out)
