@@ -18,6 +18,13 @@ from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, delete_flag, q
 from lakelogic.tables.spark_merge import OP, summarize_changes
+from lakelogic.tables.spark_scd2_forward import (
+    CLOSED,
+    ForwardSplit,
+    classify,
+    forward_changes,
+    other_keys_stored,
+)
 from lakelogic.tables.spark_scd2_versions import (
     compute_versions,
     default_literal,
@@ -205,17 +212,76 @@ def _diff_and_commit(
     partitions: int,
 ) -> CommitResult | None:
     keys = list(scd.business_key)
-    versions = compute_versions(
-        aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
-    )
     match = [*keys, scd.effective_from]
-    changes = diff_versions(versions, stored, schema, match=match, spec=spec, scd=scd, partitions=partitions)
-    member = _unknown_member_row(adapter, schema, scd, spec, changes)
-    if member is not None:
-        changes = changes.unionByName(member)
+    split = None
+    if spec.scd2_forward:
+        split = classify(
+            aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
+        )
+    try:
+        changes = _change_set(aligned, stored, schema, split, spec, scd, batch_columns, partitions)
+        member = _unknown_member_row(adapter, schema, scd, spec, changes)
+        if member is not None:
+            changes = changes.unionByName(member)
+        return _commit(adapter, changes, stored, spec, stamp, outcome, keys, match, release=split)
+    finally:
+        if split is not None:
+            split.release()
+
+
+def _change_set(
+    aligned: DataFrame,
+    stored: DataFrame | None,
+    schema: StructType,
+    split: ForwardSplit | None,
+    spec: WriteSpec,
+    scd: Scd2Spec,
+    batch_columns: set[str],
+    partitions: int,
+) -> DataFrame:
+    """Forward keys' changes (spark_scd2_forward) plus the general computation's for every other key."""
+    keys = list(scd.business_key)
+    match = [*keys, scd.effective_from]
+    general_batch, general_stored = aligned, stored
+    if split is not None:
+        forward = forward_changes(split, schema, scd=scd, spec=spec, batch_columns=batch_columns)
+        if split.other_rows == 0:
+            return forward
+        general_batch = split.other_batch(aligned.columns)
+        if stored is not None:
+            general_stored = other_keys_stored(stored, general_batch, keys)
+    versions = compute_versions(
+        general_batch,
+        general_stored,
+        schema,
+        scd=scd,
+        spec=spec,
+        batch_columns=batch_columns,
+        partitions=partitions,
+    )
+    general = diff_versions(
+        versions, general_stored, schema, match=match, spec=spec, scd=scd, partitions=partitions
+    )
+    if split is None or split.forward_rows == 0:
+        return general
+    return forward.unionByName(general)
+
+
+def _commit(
+    adapter: TableAdapter,
+    changes: DataFrame,
+    stored: DataFrame | None,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: Any,
+    keys: list[str],
+    match: list[str],
+    *,
+    release: ForwardSplit | None,
+) -> CommitResult | None:
     changes = changes.persist()
     try:
-        summary = summarize_changes(changes, tuple(keys), closed_column="_ll_closed")
+        summary = summarize_changes(changes, tuple(keys), closed_column=CLOSED)
         counts = summary.counts
         outcome.rows_inserted = counts.get("insert", 0)
         outcome.rows_updated = counts.get("update", 0)
@@ -223,10 +289,12 @@ def _diff_and_commit(
         outcome.versions_closed = summary.closed
         if not counts and adapter.exists():
             return None
+        # the change set is cached now; a cache over the target would only be planned again by every
+        # commit's cache refresh (spark_iceberg_branch.commit_on_branch)
         if stored is not None:
-            # the change set is cached now; a cache over the target would only be planned again by
-            # every commit's cache refresh (spark_iceberg_branch.commit_on_branch)
             stored.unpersist()
+        if release is not None:
+            release.release()
         touching = counts.get("update", 0) + counts.get("delete", 0)
         bounds = {} if touching == 0 else (summary.bounds or None)
         return adapter.apply_changes(

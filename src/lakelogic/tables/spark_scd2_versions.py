@@ -9,6 +9,8 @@ current flag, version number, surrogate key and change reason.
 
 from __future__ import annotations
 
+import uuid
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, IntegerType, StringType, StructType, TimestampType
@@ -62,7 +64,7 @@ def shape_batch(frame: DataFrame, scd: Scd2Spec, types: dict[str, DataType]) -> 
     return frame.select(*kept, *added)
 
 
-def _tracked(scd: Scd2Spec, data_columns: list[str], spec: WriteSpec) -> list[str]:
+def tracked_columns(scd: Scd2Spec, data_columns: list[str], spec: WriteSpec) -> list[str]:
     if scd.track_columns:
         missing = [c for c in scd.track_columns if c not in data_columns]
         if missing:
@@ -74,7 +76,17 @@ def _tracked(scd: Scd2Spec, data_columns: list[str], spec: WriteSpec) -> list[st
     return [c for c in data_columns if c not in excluded]
 
 
-def _hash(columns: list[str]) -> Column:
+def untracked_columns(
+    scd: Scd2Spec, data_cols: list[str], batch_columns: set[str], tracked: list[str], spec: WriteSpec
+) -> set[str]:
+    """Batch columns a later row of the same version updates in place (SEMANTICS §13.3 item 2)."""
+    excluded = {*tracked, *scd.business_key, *spec.created_columns}
+    if scd.timestamp_field:
+        excluded.add(scd.timestamp_field)
+    return {c for c in data_cols if c in batch_columns and c not in excluded}
+
+
+def tracked_hash(columns: list[str]) -> Column:
     if not columns:
         return F.lit("")
     return F.to_json(F.struct(*[q(c).alias(c) for c in columns]))
@@ -95,6 +107,22 @@ def _check_conflicts(events: DataFrame, keys: list[str]) -> None:
         raise MergeKeyError(
             f"scd2 batch has rows with the same key and change time but different tracked values: {samples}"
         )
+
+
+def random_uuid(parts: list[Column]) -> Column:
+    """A random UUID (version 4 layout) per row, as a *deterministic* expression: SHA-256 of the row's
+    identity (key values and start, unique per version) salted with a fresh random value per call.
+    Spark's ``uuid()`` is non-deterministic, and row-level writes refuse a source plan that contains one
+    (a copy-on-write Iceberg MERGE failed with INVALID_NON_DETERMINISTIC_EXPRESSIONS)."""
+    digest = F.sha2(F.concat_ws("|", F.lit(uuid.uuid4().hex), *[p.cast("string") for p in parts]), 256)
+    return F.concat_ws(
+        "-",
+        F.substring(digest, 1, 8),
+        F.substring(digest, 9, 4),
+        F.concat(F.lit("4"), F.substring(digest, 14, 3)),
+        F.concat(F.lit("8"), F.substring(digest, 18, 3)),
+        F.substring(digest, 21, 12),
+    )
 
 
 def default_literal(value: str, dtype: DataType) -> Column:
@@ -118,7 +146,7 @@ def compute_versions(
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     data_cols = [c for c in schema.names if c not in scd_cols]
-    tracked = _tracked(scd, [c for c in data_cols if c in batch_columns], spec)
+    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
     from_type = schema[scd.effective_from].dataType
     ts = scd.timestamp_field
     t_type = batch.schema[ts].dataType if ts else TimestampType()
@@ -130,7 +158,7 @@ def compute_versions(
         *[q(c) for c in data_cols],
         batch_t.alias(T),
         F.lit(1).alias(SRC),
-        F.when(is_delete, F.lit(TOMBSTONE)).otherwise(_hash(tracked)).alias(HASH),
+        F.when(is_delete, F.lit(TOMBSTONE)).otherwise(tracked_hash(tracked)).alias(HASH),
         F.lit(None).cast(StringType()).alias("_ll_old_sk"),
     )
     _check_conflicts(batch_events, keys)
@@ -147,7 +175,7 @@ def compute_versions(
             *[q(c) for c in data_cols],
             stored_t.alias(T),
             F.lit(0).alias(SRC),
-            _hash(tracked).alias(HASH),
+            tracked_hash(tracked).alias(HASH),
             sk.alias("_ll_old_sk"),
         )
         # a key whose latest stored version is closed was deleted at that version's end: keep the tombstone
@@ -204,10 +232,7 @@ def compute_versions(
     is_last = F.col("_ll_next_start").isNull()
     closed_by_delete = F.coalesce(F.col("_ll_next_hash") == F.lit(TOMBSTONE), F.lit(False))
     in_place = is_last & (F.col("latest." + SRC) == 1) & (F.col("latest." + T) >= F.col("rep." + T))
-    untracked = {
-        c for c in data_cols if c in batch_columns and c not in tracked and c not in keys and c != ts
-    }
-    untracked -= set(spec.created_columns)
+    untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
 
     def data_value(c: str) -> Column:
         if c in keys:
@@ -249,7 +274,8 @@ def _finish_columns(
         values[scd.version_column] = F.col("_ll_version").cast(schema[scd.version_column].dataType)
     if scd.surrogate_key:
         if scd.surrogate_key_strategy == "uuid":
-            sk = F.coalesce(F.col("_ll_sk_at"), F.expr("uuid()"))
+            parts = [q(k) for k in keys] + [q(scd.effective_from)]
+            sk = F.coalesce(F.col("_ll_sk_at"), random_uuid(parts))
         else:
             parts = [q(k).cast("string") for k in keys] + [q(scd.effective_from).cast("string")]
             sk = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)

@@ -104,6 +104,8 @@ class WriteSpec:
     as_of: datetime = field(default_factory=lambda: datetime.now(UTC))
     reprocess_date_column: str | None = None
     broadcast_keys_max_rows: int = 2_000_000  # batches up to this size probe the target with a broadcast
+    # SCD2 keys with one change after their stored history skip the general version computation
+    scd2_forward: bool = True
 
     @property
     def cdc_enabled(self) -> bool:

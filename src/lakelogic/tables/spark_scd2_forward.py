@@ -1,0 +1,254 @@
+"""SCD2 forward keys: one batch change after the whole stored history of its key (SEMANTICS §13.3).
+
+The general computation (:mod:`spark_scd2_versions`) runs every event of a touched key through window
+operators, which Spark evaluates row by row without generated code: at 10M stored rows and a 100k-row batch
+that was ~2.3 CPU-s for 150k events, the largest single cost of an SCD2 write. Most batches do not need it:
+each key brings one change, later than anything stored for it. For such a *forward* key the outcome needs
+no ordering at all:
+
+* a new key opens version 1, starting at ``effective_from_default``;
+* the current version's tracked values → no new version; the batch's untracked columns update the
+  current version in place (a change only when they differ);
+* other tracked values → the current version ends at the change time and the next version opens there.
+
+A key is forward when its key values are not NULL, the batch holds exactly one row for it (exact
+duplicates, which collapse, take the general path), that row is no CDC delete and has a change time, and
+either nothing is stored for the key or its stored history ends in exactly one current version that is the
+latest by start and by change time, every stored version has a change time, the row is strictly later than
+all of them, and (with a version column) the current version's number equals the number of stored
+versions. Every other key (late rows, several changes of one key, deletes, deleted keys coming back) goes
+through the general computation, and both change sets are committed together.
+
+Where the stored history is the one this writer keeps (versions 1..n, each ending where the next starts,
+one current), the forward rows are exactly the general computation's; tests compare both. The general
+computation also re-normalises older versions of a key it touches; the forward path only ever writes the
+current version and the new one (docs/decisions.md, "SCD2 forward keys").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructType, TimestampType
+
+from lakelogic.tables.spark_batch import DELETE_FLAG, q
+from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spark_scd2_versions import (
+    HASH,
+    T,
+    default_literal,
+    random_uuid,
+    tracked_columns,
+    tracked_hash,
+    untracked_columns,
+)
+from lakelogic.tables.spec import Scd2Spec, WriteSpec
+
+FORWARD = "_ll_forward"
+CUR = "_ll_cur"  # prefix of the key's current stored version's columns (NULL for a new key)
+NEW_KEY = "_ll_new_key"
+CLOSED = "_ll_closed"
+_EVENTS = "_ll_events"
+_CUR_T = "_ll_cur_t"
+_CUR_H = "_ll_cur_h"
+_STORED_COUNTS = ("_ll_sn", "_ll_stn", "_ll_ncur", "_ll_maxfrom", "_ll_maxt")
+
+
+@dataclass
+class ForwardSplit:
+    """The batch's events classified once (cached); the forward change set and the other keys' rows."""
+
+    classified: DataFrame
+    forward_rows: int
+    other_rows: int
+
+    def other_batch(self, columns: list[str]) -> DataFrame:
+        """The other keys' events in the batch's own shape, for the general computation."""
+        return self.classified.where(~F.col(FORWARD)).select(*[q(c) for c in columns])
+
+    def release(self) -> None:
+        self.classified.unpersist()
+
+
+def _key_condition(keys: list[str], left: DataFrame, right: DataFrame) -> Column:
+    condition = F.lit(True)
+    for k in keys:
+        condition = condition & left[k].eqNullSafe(right[k])
+    return condition
+
+
+def other_keys_stored(stored: DataFrame, other: DataFrame, keys: list[str]) -> DataFrame:
+    """The stored versions of the keys the general computation handles (NULL-safe on the key)."""
+    other_keys = other.select(*[q(k) for k in keys]).distinct()
+    return stored.join(other_keys, on=_key_condition(keys, stored, other_keys), how="left_semi")
+
+
+def classify(
+    aligned: DataFrame,
+    stored: DataFrame | None,
+    schema: StructType,
+    *,
+    scd: Scd2Spec,
+    spec: WriteSpec,
+    batch_columns: set[str],
+    partitions: int,
+) -> ForwardSplit:
+    """Every distinct batch event with its key's stored summary and a forward flag, cached and counted."""
+    keys = list(scd.business_key)
+    data_cols = [c for c in schema.names if c not in set(scd.scd_columns)]
+    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
+    ts = scd.timestamp_field
+    t_type = aligned.schema[ts].dataType if ts else TimestampType()
+    # hash-partitioned by key once: the per-key count and the joins reuse it. Exact duplicates are not
+    # removed here (a shuffle over the whole batch); a key with two rows is left to the general path
+    events = aligned.repartition(partitions, *[q(k) for k in keys])
+    batch_t = q(ts) if ts else F.lit(spec.as_of).cast(TimestampType())
+    events = events.select("*", batch_t.alias(T), tracked_hash(tracked).alias(HASH))
+    per_key = events.groupBy(*[q(k) for k in keys]).agg(F.count(F.lit(1)).alias(_EVENTS))
+    joined = events.join(per_key, on=keys)
+
+    if stored is None:
+        joined = joined.select(
+            "*",
+            *[F.lit(None).alias(c) for c in _STORED_COUNTS],
+            *[F.lit(None).cast(f.dataType).alias(stored_name(f.name)) for f in schema.fields],
+            F.lit(None).cast(t_type).alias(_CUR_T),
+            F.lit(None).cast(StringType()).alias(_CUR_H),
+        )
+        later: Column = F.lit(False)
+    else:
+        current = F.coalesce(q(scd.current_flag).cast("boolean"), F.lit(False))
+        stored_t = q(ts).cast(t_type) if ts else q(scd.effective_from).cast(TimestampType())
+        version = F.struct(
+            *[q(c).alias(c) for c in schema.names],
+            stored_t.alias(_CUR_T),
+            tracked_hash(tracked).alias(_CUR_H),
+        )
+        summary = stored.groupBy(*[q(k) for k in keys]).agg(
+            F.count(F.lit(1)).alias("_ll_sn"),
+            F.count(stored_t).alias("_ll_stn"),
+            F.sum(current.cast("int")).alias("_ll_ncur"),
+            F.max(q(scd.effective_from)).alias("_ll_maxfrom"),
+            F.max(stored_t).alias("_ll_maxt"),
+            F.max_by(version, F.when(current, q(scd.effective_from))).alias(CUR),
+        )
+        # flat columns: the columnar cache encodes them far faster than one wide struct
+        flat = [F.col(CUR).getField(c).alias(stored_name(c)) for c in schema.names]
+        summary = summary.select(
+            *[q(c) for c in summary.columns if c != CUR],
+            *flat,
+            F.col(CUR).getField(_CUR_T).alias(_CUR_T),
+            F.col(CUR).getField(_CUR_H).alias(_CUR_H),
+        )
+        joined = joined.join(summary, on=keys, how="left")
+        later = (
+            (F.col("_ll_ncur") == 1)
+            & (F.col(stored_name(scd.effective_from)) == F.col("_ll_maxfrom"))
+            & (F.col("_ll_stn") == F.col("_ll_sn"))
+            & (F.col(_CUR_T) == F.col("_ll_maxt"))
+            & (F.col(T) > F.col("_ll_maxt"))
+        )
+        if scd.version_column:
+            later = later & (F.col(stored_name(scd.version_column)) == F.col("_ll_sn"))
+
+    new_key = F.col("_ll_sn").isNull()
+    keys_present = F.lit(True)
+    for k in keys:
+        keys_present = keys_present & q(k).isNotNull()
+    forward = (
+        keys_present & (F.col(_EVENTS) == 1) & ~F.col(DELETE_FLAG) & F.col(T).isNotNull() & (new_key | later)
+    )
+    classified = joined.select(
+        "*", F.coalesce(forward, F.lit(False)).alias(FORWARD), new_key.alias(NEW_KEY)
+    ).persist()
+    tally = classified.agg(
+        F.count(F.lit(1)).alias("n"), F.sum(F.col(FORWARD).cast("int")).alias("f")
+    ).collect()[0]
+    forward_rows = int(tally["f"] or 0)
+    return ForwardSplit(classified, forward_rows, int(tally["n"]) - forward_rows)
+
+
+def stored_name(column: str) -> str:
+    """The classified frame's copy of a column of the key's current stored version."""
+    return f"{CUR}_{column}"
+
+
+def forward_changes(
+    split: ForwardSplit,
+    schema: StructType,
+    *,
+    scd: Scd2Spec,
+    spec: WriteSpec,
+    batch_columns: set[str],
+) -> DataFrame:
+    """The forward keys' change set: target columns, the operation and the closed flag."""
+    keys = list(scd.business_key)
+    scd_cols = set(scd.scd_columns)
+    data_cols = [c for c in schema.names if c not in scd_cols]
+    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
+    untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
+    from_type = schema[scd.effective_from].dataType
+    to_type = schema[scd.effective_to].dataType
+    rows = split.classified.where(F.col(FORWARD))
+    new_key = F.col(NEW_KEY)
+    opens = new_key | (F.col(HASH) != F.col(_CUR_H))
+
+    def stored(c: str) -> Column:
+        return F.col(f"`{stored_name(c)}`")
+
+    start = F.when(new_key, default_literal(scd.effective_from_default, from_type)).otherwise(
+        F.col(T).cast(from_type)
+    )
+    sentinel = default_literal(scd.effective_to_default, to_type)
+    opened: dict[str, Column] = {c: q(c) for c in data_cols}
+    opened |= {
+        scd.effective_from: start,
+        scd.effective_to: sentinel,
+        scd.current_flag: F.lit(True),
+    }
+    if scd.version_column:
+        opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(stored(scd.version_column) + 1)
+    if scd.surrogate_key:
+        if scd.surrogate_key_strategy == "uuid":
+            opened[scd.surrogate_key] = random_uuid([q(k) for k in keys] + [start])
+        else:
+            parts = [q(k).cast("string") for k in keys] + [start.cast("string")]
+            opened[scd.surrogate_key] = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
+    if scd.change_reason_column:
+        changed = [F.when(~q(c).eqNullSafe(stored(c)), F.lit(c)) for c in tracked]
+        listed = F.concat_ws(",", *changed) if changed else F.lit("")
+        opened[scd.change_reason_column] = F.when(new_key, F.lit("initial_load")).otherwise(listed)
+
+    kept: dict[str, Column] = {c: stored(c) for c in schema.names}
+    closing = kept | {scd.effective_to: F.col(T).cast(to_type), scd.current_flag: F.lit(False)}
+    in_place = kept | {c: q(c) for c in untracked} | {scd.effective_to: sentinel}
+    for values in (opened, closing, in_place):
+        _clear_soft_delete(values, schema, spec)
+
+    compared = [c for c in schema.names if c not in spec.ignored_in_compare() | {*keys, scd.effective_from}]
+    updates_in_place = F.lit(False)
+    for c in compared:
+        updates_in_place = updates_in_place | ~in_place[c].eqNullSafe(stored(c))
+
+    def shaped(frame: DataFrame, values: dict[str, Column], op: str, closed: bool) -> DataFrame:
+        return frame.select(
+            *[values[c].cast(schema[c].dataType).alias(c) for c in schema.names],
+            F.lit(op).alias(OP),
+            F.lit(closed).alias(CLOSED),
+        )
+
+    inserts = shaped(rows.where(opens), opened, "insert", False)
+    closes = shaped(rows.where(opens & ~new_key), closing, "update", True)
+    refreshed = shaped(rows.where(~opens & updates_in_place), in_place, "update", False)
+    return inserts.unionByName(closes).unionByName(refreshed)
+
+
+def _clear_soft_delete(values: dict[str, Column], schema: StructType, spec: WriteSpec) -> None:
+    """Soft-delete columns are set only on versions a CDC delete closed, never on forward rows."""
+    soft = spec.soft_delete_column
+    if soft and soft in schema.names:
+        values[soft] = F.lit(None)
+        if spec.soft_delete_time_column in schema.names:
+            values[str(spec.soft_delete_time_column)] = F.lit(None)
