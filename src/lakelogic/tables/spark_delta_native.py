@@ -22,7 +22,7 @@ from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
 from lakelogic.tables.spark_iceberg import quote_ident
-from lakelogic.tables.spark_merge import OP, change_set_merge_sql
+from lakelogic.tables.spark_merge import OP, change_set_merge_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -121,7 +121,7 @@ class NativeDeltaTable:
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
     ) -> CommitResult:
-        columns = [c for c in changes.columns if c != OP]
+        columns = target_columns(changes)
         if not self.exists():
             return self._write(changes.where(f"{OP} = 'insert'").select(*columns), stamp, spec, "append")
         view = f"_ll_changes_{uuid.uuid4().hex[:12]}"

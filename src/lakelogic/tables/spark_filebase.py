@@ -24,7 +24,7 @@ from lakelogic.tables.base import CommitResult
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import FileStatus, HadoopFS
-from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spark_merge import OP, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -219,7 +219,7 @@ class FileTableBase(ABC):
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
     ) -> CommitResult:
-        columns = [c for c in changes.columns if c != OP]
+        columns = target_columns(changes)
         if not self.exists():
             return self._commit_frame(changes.where(F.col(OP) == "insert").select(*columns), [], stamp, spec)
         touched = changes.where(F.col(OP).isin("update", "delete")).select(*[q(c) for c in match]).distinct()

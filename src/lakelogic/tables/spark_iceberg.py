@@ -21,7 +21,7 @@ from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
-from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql
+from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -225,13 +225,13 @@ class IcebergTable:
         """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
         published together (spark_iceberg_branch): no outer join between the change set and the target."""
         if not self.exists():
-            inserts = changes.where(F.col(OP) == "insert").drop(OP)
+            inserts = changes.where(F.col(OP) == "insert").select(*target_columns(changes))
             self._create(inserts, stamp, spec)
             return self._result(stamp)
         known = counts or {}
         touching = counts is None or known.get("update", 0) + known.get("delete", 0) > 0
         inserting = counts is None or known.get("insert", 0) > 0
-        columns = [c for c in changes.columns if c != OP]
+        columns = target_columns(changes)
         suffix = uuid.uuid4().hex[:12]
         view, touched_view = f"_ll_changes_{suffix}", f"_ll_touched_{suffix}"
         # Iceberg's MERGE rewrite gives its join a hint of its own (never broadcast the target) and so

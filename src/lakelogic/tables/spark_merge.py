@@ -23,6 +23,16 @@ from lakelogic.tables.spark_batch import DELETE_FLAG, q
 from lakelogic.tables.spec import WriteSpec
 
 OP = "_ll_op"
+CLOSED = "_ll_closed"  # SCD2: the update closes a current version
+# what a change set may carry besides the target's columns: the operation, SCD2's closed flag, CDC deletes
+CHANGE_SET_INTERNAL = (OP, CLOSED, DELETE_FLAG)
+
+
+def target_columns(changes: DataFrame) -> list[str]:
+    """The change set's columns that are written to the target."""
+    return [c for c in changes.columns if c not in CHANGE_SET_INTERNAL]
+
+
 PRESENT = "__t__present"
 
 

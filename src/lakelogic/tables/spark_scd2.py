@@ -10,21 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, delete_flag, q
-from lakelogic.tables.spark_merge import OP, summarize_changes
-from lakelogic.tables.spark_scd2_forward import (
-    CLOSED,
-    ForwardSplit,
-    classify,
-    forward_changes,
-    other_keys_stored,
-)
+from lakelogic.tables.spark_merge import CLOSED, OP, ChangeSummary, summarize_changes
+from lakelogic.tables.spark_scd2_forward import OTHER, forward_change_set, other_keys_stored, other_rows
 from lakelogic.tables.spark_scd2_versions import (
     compute_versions,
     default_literal,
@@ -49,7 +43,7 @@ def diff_versions(
     (key, effective_from); lineage/created columns alone never make a change. With ``partitions`` both
     sides are hash-partitioned on the match columns into that many partitions (a small change set)."""
     if old is None:
-        return new.withColumn(OP, F.lit("insert")).withColumn("_ll_closed", F.lit(False))
+        return new.withColumn(OP, F.lit("insert")).withColumn(CLOSED, F.lit(False))
     if partitions:
         new = new.repartition(partitions, *[q(c) for c in match])
         old = old.repartition(partitions, *[q(c) for c in match])
@@ -84,12 +78,12 @@ def diff_versions(
     return joined.select(
         *[value(c).alias(c) for c in schema.names],
         op.alias(OP),
-        (in_old & in_new & old_current & ~new_current).alias("_ll_closed"),
+        (in_old & in_new & old_current & ~new_current).alias(CLOSED),
     ).where(F.col(OP).isNotNull())
 
 
 def _unknown_member_row(
-    adapter: TableAdapter, schema: StructType, scd: Scd2Spec, spec: WriteSpec, changes: DataFrame
+    adapter: TableAdapter, schema: StructType, scd: Scd2Spec, spec: WriteSpec, spark: SparkSession
 ) -> DataFrame | None:
     """The placeholder member (``scd2.unknown_member``) as an insert, when the table does not hold it yet."""
     member = dict(scd.unknown_member or {})
@@ -121,10 +115,10 @@ def _unknown_member_row(
     for column, value in defaults.items():
         if column in schema.names:
             values[column] = F.lit(value)
-    row = changes.sparkSession.range(1).select(
+    row = spark.range(1).select(
         *[values.get(c, F.lit(None)).cast(schema[c].dataType).alias(c) for c in schema.names],
         F.lit("insert").alias(OP),
-        F.lit(False).alias("_ll_closed"),
+        F.lit(False).alias(CLOSED),
     )
     return row
 
@@ -213,92 +207,66 @@ def _diff_and_commit(
 ) -> CommitResult | None:
     keys = list(scd.business_key)
     match = [*keys, scd.effective_from]
-    split = None
+    member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
+
+    def general(batch: DataFrame, versions_of: DataFrame | None) -> DataFrame:
+        versions = compute_versions(
+            batch, versions_of, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
+        )
+        return diff_versions(
+            versions, versions_of, schema, match=match, spec=spec, scd=scd, partitions=partitions
+        )
+
     if spec.scd2_forward:
-        split = classify(
+        changes = forward_change_set(
             aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
         )
-    try:
-        changes = _change_set(aligned, stored, schema, split, spec, scd, batch_columns, partitions)
-        member = _unknown_member_row(adapter, schema, scd, spec, changes)
+        if member is not None:
+            changes = changes.unionByName(member.withColumn(DELETE_FLAG, F.lit(False)))
+    else:
+        changes = general(aligned, stored)
         if member is not None:
             changes = changes.unionByName(member)
-        return _commit(adapter, changes, stored, spec, stamp, outcome, keys, match, release=split)
+    changes = changes.persist()
+    try:
+        summary = summarize_changes(changes, tuple(keys), closed_column=CLOSED)
+        if summary.counts.get(OTHER):
+            # keys the forward path does not cover: the general computation, over those keys only
+            other = other_rows(changes, aligned.columns)
+            versions_of = other_keys_stored(stored, other, keys) if stored is not None else None
+            forward = changes.where(F.col(OP) != OTHER).drop(DELETE_FLAG)
+            combined = forward.unionByName(general(other, versions_of)).persist()
+            summary = summarize_changes(combined, tuple(keys), closed_column=CLOSED)
+            changes.unpersist()
+            changes = combined
+        return _commit(adapter, changes, summary, stored, spec, stamp, outcome, match)
     finally:
-        if split is not None:
-            split.release()
-
-
-def _change_set(
-    aligned: DataFrame,
-    stored: DataFrame | None,
-    schema: StructType,
-    split: ForwardSplit | None,
-    spec: WriteSpec,
-    scd: Scd2Spec,
-    batch_columns: set[str],
-    partitions: int,
-) -> DataFrame:
-    """Forward keys' changes (spark_scd2_forward) plus the general computation's for every other key."""
-    keys = list(scd.business_key)
-    match = [*keys, scd.effective_from]
-    general_batch, general_stored = aligned, stored
-    if split is not None:
-        forward = forward_changes(split, schema, scd=scd, spec=spec, batch_columns=batch_columns)
-        if split.other_rows == 0:
-            return forward
-        general_batch = split.other_batch(aligned.columns)
-        if stored is not None:
-            general_stored = other_keys_stored(stored, general_batch, keys)
-    versions = compute_versions(
-        general_batch,
-        general_stored,
-        schema,
-        scd=scd,
-        spec=spec,
-        batch_columns=batch_columns,
-        partitions=partitions,
-    )
-    general = diff_versions(
-        versions, general_stored, schema, match=match, spec=spec, scd=scd, partitions=partitions
-    )
-    if split is None or split.forward_rows == 0:
-        return general
-    return forward.unionByName(general)
+        changes.unpersist()
 
 
 def _commit(
     adapter: TableAdapter,
     changes: DataFrame,
+    summary: ChangeSummary,
     stored: DataFrame | None,
     spec: WriteSpec,
     stamp: CommitStamp,
     outcome: Any,
-    keys: list[str],
     match: list[str],
-    *,
-    release: ForwardSplit | None,
 ) -> CommitResult | None:
-    changes = changes.persist()
-    try:
-        summary = summarize_changes(changes, tuple(keys), closed_column=CLOSED)
-        counts = summary.counts
-        outcome.rows_inserted = counts.get("insert", 0)
-        outcome.rows_updated = counts.get("update", 0)
-        outcome.rows_deleted = counts.get("delete", 0)
-        outcome.versions_closed = summary.closed
-        if not counts and adapter.exists():
-            return None
-        # the change set is cached now; a cache over the target would only be planned again by every
-        # commit's cache refresh (spark_iceberg_branch.commit_on_branch)
-        if stored is not None:
-            stored.unpersist()
-        if release is not None:
-            release.release()
-        touching = counts.get("update", 0) + counts.get("delete", 0)
-        bounds = {} if touching == 0 else (summary.bounds or None)
-        return adapter.apply_changes(
-            changes.drop("_ll_closed"), stamp, spec, match=tuple(match), bounds=bounds, counts=counts
-        )
-    finally:
-        changes.unpersist()
+    """Report the counts, then apply the (cached) change set in one commit; nothing when it is empty."""
+    counts = summary.counts
+    outcome.rows_inserted = counts.get("insert", 0)
+    outcome.rows_updated = counts.get("update", 0)
+    outcome.rows_deleted = counts.get("delete", 0)
+    outcome.versions_closed = summary.closed
+    if not counts and adapter.exists():
+        return None
+    # the change set is cached now; a cache over the target would only be planned again by every commit's
+    # cache refresh (spark_iceberg_branch.commit_on_branch)
+    if stored is not None:
+        stored.unpersist()
+    touching = counts.get("update", 0) + counts.get("delete", 0)
+    bounds = {} if touching == 0 else (summary.bounds or None)
+    # the cached frame itself (adapters skip its internal columns), so it is released before the publish
+    return adapter.apply_changes(changes, stamp, spec, match=tuple(match), bounds=bounds, counts=counts)

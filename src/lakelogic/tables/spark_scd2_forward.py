@@ -27,14 +27,12 @@ current version and the new one (docs/decisions.md, "SCD2 forward keys").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType, TimestampType
 
 from lakelogic.tables.spark_batch import DELETE_FLAG, q
-from lakelogic.tables.spark_merge import OP
+from lakelogic.tables.spark_merge import CLOSED, OP
 from lakelogic.tables.spark_scd2_versions import (
     HASH,
     T,
@@ -49,27 +47,11 @@ from lakelogic.tables.spec import Scd2Spec, WriteSpec
 FORWARD = "_ll_forward"
 CUR = "_ll_cur"  # prefix of the key's current stored version's columns (NULL for a new key)
 NEW_KEY = "_ll_new_key"
-CLOSED = "_ll_closed"
+OTHER = "other"  # change-set operation of a row the general computation still has to handle
 _EVENTS = "_ll_events"
 _CUR_T = "_ll_cur_t"
 _CUR_H = "_ll_cur_h"
 _STORED_COUNTS = ("_ll_sn", "_ll_stn", "_ll_ncur", "_ll_maxfrom", "_ll_maxt")
-
-
-@dataclass
-class ForwardSplit:
-    """The batch's events classified once (cached); the forward change set and the other keys' rows."""
-
-    classified: DataFrame
-    forward_rows: int
-    other_rows: int
-
-    def other_batch(self, columns: list[str]) -> DataFrame:
-        """The other keys' events in the batch's own shape, for the general computation."""
-        return self.classified.where(~F.col(FORWARD)).select(*[q(c) for c in columns])
-
-    def release(self) -> None:
-        self.classified.unpersist()
 
 
 def _key_condition(keys: list[str], left: DataFrame, right: DataFrame) -> Column:
@@ -85,7 +67,7 @@ def other_keys_stored(stored: DataFrame, other: DataFrame, keys: list[str]) -> D
     return stored.join(other_keys, on=_key_condition(keys, stored, other_keys), how="left_semi")
 
 
-def classify(
+def _classify(
     aligned: DataFrame,
     stored: DataFrame | None,
     schema: StructType,
@@ -94,8 +76,8 @@ def classify(
     spec: WriteSpec,
     batch_columns: set[str],
     partitions: int,
-) -> ForwardSplit:
-    """Every distinct batch event with its key's stored summary and a forward flag, cached and counted."""
+) -> DataFrame:
+    """Every batch row with its key's stored summary and a forward flag."""
     keys = list(scd.business_key)
     data_cols = [c for c in schema.names if c not in set(scd.scd_columns)]
     tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
@@ -160,14 +142,7 @@ def classify(
     forward = (
         keys_present & (F.col(_EVENTS) == 1) & ~F.col(DELETE_FLAG) & F.col(T).isNotNull() & (new_key | later)
     )
-    classified = joined.select(
-        "*", F.coalesce(forward, F.lit(False)).alias(FORWARD), new_key.alias(NEW_KEY)
-    ).persist()
-    tally = classified.agg(
-        F.count(F.lit(1)).alias("n"), F.sum(F.col(FORWARD).cast("int")).alias("f")
-    ).collect()[0]
-    forward_rows = int(tally["f"] or 0)
-    return ForwardSplit(classified, forward_rows, int(tally["n"]) - forward_rows)
+    return joined.select("*", F.coalesce(forward, F.lit(False)).alias(FORWARD), new_key.alias(NEW_KEY))
 
 
 def stored_name(column: str) -> str:
@@ -175,15 +150,18 @@ def stored_name(column: str) -> str:
     return f"{CUR}_{column}"
 
 
-def forward_changes(
-    split: ForwardSplit,
+def forward_change_set(
+    aligned: DataFrame,
+    stored: DataFrame | None,
     schema: StructType,
     *,
     scd: Scd2Spec,
     spec: WriteSpec,
     batch_columns: set[str],
+    partitions: int,
 ) -> DataFrame:
-    """The forward keys' change set: target columns, the operation and the closed flag."""
+    """The forward keys' changes plus, as operation ``OTHER``, the batch rows of every other key: target
+    columns, the operation, the closed flag and the CDC delete flag."""
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     data_cols = [c for c in schema.names if c not in scd_cols]
@@ -191,11 +169,13 @@ def forward_changes(
     untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
     from_type = schema[scd.effective_from].dataType
     to_type = schema[scd.effective_to].dataType
-    rows = split.classified.where(F.col(FORWARD))
+    classified = _classify(
+        aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
+    )
     new_key = F.col(NEW_KEY)
     opens = new_key | (F.col(HASH) != F.col(_CUR_H))
 
-    def stored(c: str) -> Column:
+    def current(c: str) -> Column:
         return F.col(f"`{stored_name(c)}`")
 
     start = F.when(new_key, default_literal(scd.effective_from_default, from_type)).otherwise(
@@ -209,7 +189,7 @@ def forward_changes(
         scd.current_flag: F.lit(True),
     }
     if scd.version_column:
-        opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(stored(scd.version_column) + 1)
+        opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(current(scd.version_column) + 1)
     if scd.surrogate_key:
         if scd.surrogate_key_strategy == "uuid":
             opened[scd.surrogate_key] = random_uuid([q(k) for k in keys] + [start])
@@ -217,11 +197,11 @@ def forward_changes(
             parts = [q(k).cast("string") for k in keys] + [start.cast("string")]
             opened[scd.surrogate_key] = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
     if scd.change_reason_column:
-        changed = [F.when(~q(c).eqNullSafe(stored(c)), F.lit(c)) for c in tracked]
+        changed = [F.when(~q(c).eqNullSafe(current(c)), F.lit(c)) for c in tracked]
         listed = F.concat_ws(",", *changed) if changed else F.lit("")
         opened[scd.change_reason_column] = F.when(new_key, F.lit("initial_load")).otherwise(listed)
 
-    kept: dict[str, Column] = {c: stored(c) for c in schema.names}
+    kept: dict[str, Column] = {c: current(c) for c in schema.names}
     closing = kept | {scd.effective_to: F.col(T).cast(to_type), scd.current_flag: F.lit(False)}
     in_place = kept | {c: q(c) for c in untracked} | {scd.effective_to: sentinel}
     for values in (opened, closing, in_place):
@@ -230,19 +210,35 @@ def forward_changes(
     compared = [c for c in schema.names if c not in spec.ignored_in_compare() | {*keys, scd.effective_from}]
     updates_in_place = F.lit(False)
     for c in compared:
-        updates_in_place = updates_in_place | ~in_place[c].eqNullSafe(stored(c))
+        updates_in_place = updates_in_place | ~in_place[c].eqNullSafe(current(c))
 
-    def shaped(frame: DataFrame, values: dict[str, Column], op: str, closed: bool) -> DataFrame:
-        return frame.select(
+    def shaped(values: dict[str, Column], op: str, closed: bool) -> Column:
+        return F.struct(
             *[values[c].cast(schema[c].dataType).alias(c) for c in schema.names],
             F.lit(op).alias(OP),
             F.lit(closed).alias(CLOSED),
+            (F.col(DELETE_FLAG) if op == OTHER else F.lit(False)).alias(DELETE_FLAG),
         )
 
-    inserts = shaped(rows.where(opens), opened, "insert", False)
-    closes = shaped(rows.where(opens & ~new_key), closing, "update", True)
-    refreshed = shaped(rows.where(~opens & updates_in_place), in_place, "update", False)
-    return inserts.unionByName(closes).unionByName(refreshed)
+    # one pass: each batch row yields its rows of the change set through one explode (a union of
+    # filtered branches would re-plan, and with different column pruning re-run, the joins per branch)
+    forward = F.col(FORWARD)
+    produced = F.array(
+        F.when(forward & opens, shaped(opened, "insert", False)),
+        F.when(forward & opens & ~new_key, shaped(closing, "update", True)),
+        F.when(forward & ~opens & updates_in_place, shaped(in_place, "update", False)),
+        F.when(~forward, shaped({c: q(c) for c in schema.names}, OTHER, False)),
+    )
+    return (
+        classified.select(F.explode(produced).alias("_ll_row"))
+        .where(F.col("_ll_row").isNotNull())
+        .select("_ll_row.*")
+    )
+
+
+def other_rows(changes: DataFrame, columns: list[str]) -> DataFrame:
+    """The ``OTHER`` rows of a forward change set in the batch's own shape (``columns``)."""
+    return changes.where(F.col(OP) == OTHER).select(*[q(c) for c in columns])
 
 
 def _clear_soft_delete(values: dict[str, Column], schema: StructType, spec: WriteSpec) -> None:
