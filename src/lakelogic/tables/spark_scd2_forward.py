@@ -27,11 +27,13 @@ current version and the new one (docs/decisions.md, "SCD2 forward keys").
 
 from __future__ import annotations
 
+import functools
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructType, TimestampType
 
-from lakelogic.tables.spark_batch import DELETE_FLAG, q
+from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
 from lakelogic.tables.spark_merge import CLOSED, OP
 from lakelogic.tables.spark_scd2_versions import (
     HASH,
@@ -95,14 +97,14 @@ def _classify(
         joined = joined.select(
             "*",
             *[F.lit(None).alias(c) for c in _STORED_COUNTS],
-            *[F.lit(None).cast(f.dataType).alias(stored_name(f.name)) for f in schema.fields],
-            F.lit(None).cast(t_type).alias(_CUR_T),
+            *[cast_to(F.lit(None), f.dataType).alias(stored_name(f.name)) for f in schema.fields],
+            cast_to(F.lit(None), t_type).alias(_CUR_T),
             F.lit(None).cast(StringType()).alias(_CUR_H),
         )
         later: Column = F.lit(False)
     else:
         current = F.coalesce(q(scd.current_flag).cast("boolean"), F.lit(False))
-        stored_t = q(ts).cast(t_type) if ts else q(scd.effective_from).cast(TimestampType())
+        stored_t = cast_to(q(ts), t_type) if ts else cast_to(q(scd.effective_from), TimestampType())
         version = F.struct(
             *[q(c).alias(c) for c in schema.names],
             stored_t.alias(_CUR_T),
@@ -175,14 +177,20 @@ def forward_change_set(
     new_key = F.col(NEW_KEY)
     opens = new_key | (F.col(HASH) != F.col(_CUR_H))
 
+    # one Column per name: every F.col is a few gateway round trips, and each name recurs in four rows
+    @functools.cache
     def current(c: str) -> Column:
         return F.col(f"`{stored_name(c)}`")
 
+    @functools.cache
+    def batch(c: str) -> Column:
+        return q(c)
+
     start = F.when(new_key, default_literal(scd.effective_from_default, from_type)).otherwise(
-        F.col(T).cast(from_type)
+        cast_to(F.col(T), from_type)
     )
     sentinel = default_literal(scd.effective_to_default, to_type)
-    opened: dict[str, Column] = {c: q(c) for c in data_cols}
+    opened: dict[str, Column] = {c: batch(c) for c in data_cols}
     opened |= {
         scd.effective_from: start,
         scd.effective_to: sentinel,
@@ -192,18 +200,18 @@ def forward_change_set(
         opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(current(scd.version_column) + 1)
     if scd.surrogate_key:
         if scd.surrogate_key_strategy == "uuid":
-            opened[scd.surrogate_key] = random_uuid([q(k) for k in keys] + [start])
+            opened[scd.surrogate_key] = random_uuid([batch(k) for k in keys] + [start])
         else:
-            parts = [q(k).cast("string") for k in keys] + [start.cast("string")]
+            parts = [batch(k).cast("string") for k in keys] + [start.cast("string")]
             opened[scd.surrogate_key] = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
     if scd.change_reason_column:
-        changed = [F.when(~q(c).eqNullSafe(current(c)), F.lit(c)) for c in tracked]
+        changed = [F.when(~batch(c).eqNullSafe(current(c)), F.lit(c)) for c in tracked]
         listed = F.concat_ws(",", *changed) if changed else F.lit("")
         opened[scd.change_reason_column] = F.when(new_key, F.lit("initial_load")).otherwise(listed)
 
     kept: dict[str, Column] = {c: current(c) for c in schema.names}
-    closing = kept | {scd.effective_to: F.col(T).cast(to_type), scd.current_flag: F.lit(False)}
-    in_place = kept | {c: q(c) for c in untracked} | {scd.effective_to: sentinel}
+    closing = kept | {scd.effective_to: cast_to(F.col(T), to_type), scd.current_flag: F.lit(False)}
+    in_place = kept | {c: batch(c) for c in untracked} | {scd.effective_to: sentinel}
     for values in (opened, closing, in_place):
         _clear_soft_delete(values, schema, spec)
 
@@ -214,7 +222,7 @@ def forward_change_set(
 
     def shaped(values: dict[str, Column], op: str, closed: bool) -> Column:
         return F.struct(
-            *[values[c].cast(schema[c].dataType).alias(c) for c in schema.names],
+            *[cast_to(values[c], schema[c].dataType).alias(c) for c in schema.names],
             F.lit(op).alias(OP),
             F.lit(closed).alias(CLOSED),
             (F.col(DELETE_FLAG) if op == OTHER else F.lit(False)).alias(DELETE_FLAG),
@@ -227,7 +235,7 @@ def forward_change_set(
         F.when(forward & opens, shaped(opened, "insert", False)),
         F.when(forward & opens & ~new_key, shaped(closing, "update", True)),
         F.when(forward & ~opens & updates_in_place, shaped(in_place, "update", False)),
-        F.when(~forward, shaped({c: q(c) for c in schema.names}, OTHER, False)),
+        F.when(~forward, shaped({c: batch(c) for c in schema.names}, OTHER, False)),
     )
     return (
         classified.select(F.explode(produced).alias("_ll_row"))

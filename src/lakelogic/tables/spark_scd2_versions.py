@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, IntegerType, StringType, StructType, TimestampType
 
 from lakelogic.errors import MergeKeyError
-from lakelogic.tables.spark_batch import DELETE_FLAG, q
+from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 
 T = "_ll_t"  # change time
@@ -126,7 +126,7 @@ def random_uuid(parts: list[Column]) -> Column:
 
 
 def default_literal(value: str, dtype: DataType) -> Column:
-    return F.lit(value).cast(dtype)
+    return cast_to(F.lit(value), dtype)
 
 
 def compute_versions(
