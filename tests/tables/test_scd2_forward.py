@@ -146,3 +146,30 @@ def test_all_forward_batch_skips_the_general_computation(
         (3, 1): ("free", "n0", end, True, "initial_load"),
         (9, 1): ("gold", "n0", end, True, "initial_load"),
     }
+
+
+def test_key_with_two_current_versions_takes_the_general_computation(spark: Any, make_target: Make) -> None:
+    """Hand-edited history (two current versions of key 1) is not forward: both paths give one table."""
+    spec = _spec()
+    fast, reference = make_target("iceberg", "fwd2"), make_target("iceberg", "ref2")
+    first = [(k, "free", "n0", _day(1), "c0") for k in range(3)]
+    write_frame(
+        spark,
+        spark.createDataFrame(first, SCHEMA),
+        reference,
+        replace(spec, scd2_forward=False),
+        CommitStamp("a", "d"),
+    )
+    spark.sql(
+        f"INSERT INTO {reference.name} SELECT customer_id, 'pro', note, '2024-01-05', _lakelogic_created_at, "
+        f"'2024-01-05', effective_to, true, 2, sk, reason FROM {reference.name} WHERE customer_id = 1"
+    )
+    spark.sql(f"CREATE TABLE {fast.name} USING iceberg AS SELECT * FROM {reference.name}")
+    batch = spark.createDataFrame(
+        [(1, "gold", "n0", _day(9), "c1"), (2, "gold", "n0", _day(9), "c1")], SCHEMA
+    )
+    got = write_frame(spark, batch, fast, spec, CommitStamp("b", "d"))
+    want = write_frame(spark, batch, reference, replace(spec, scd2_forward=False), CommitStamp("b", "d"))
+    assert _table(spark, fast) == _table(spark, reference)
+    assert (got.rows_inserted, got.rows_updated) == (want.rows_inserted, want.rows_updated)
+    assert sum(1 for r in read_back(spark, fast) if r["customer_id"] == 1 and r["is_current"]) == 1

@@ -105,28 +105,23 @@ def _classify(
     else:
         current = F.coalesce(q(scd.current_flag).cast("boolean"), F.lit(False))
         stored_t = cast_to(q(ts), t_type) if ts else cast_to(q(scd.effective_from), TimestampType())
-        version = F.struct(
-            *[q(c).alias(c) for c in schema.names],
-            stored_t.alias(_CUR_T),
-            tracked_hash(tracked).alias(_CUR_H),
-        )
         summary = stored.groupBy(*[q(k) for k in keys]).agg(
             F.count(F.lit(1)).alias("_ll_sn"),
             F.count(stored_t).alias("_ll_stn"),
             F.sum(current.cast("int")).alias("_ll_ncur"),
             F.max(q(scd.effective_from)).alias("_ll_maxfrom"),
             F.max(stored_t).alias("_ll_maxt"),
-            F.max_by(version, F.when(current, q(scd.effective_from))).alias(CUR),
         )
-        # flat columns: the columnar cache encodes them far faster than one wide struct
-        flat = [F.col(CUR).getField(c).alias(stored_name(c)) for c in schema.names]
-        summary = summary.select(
-            *[q(c) for c in summary.columns if c != CUR],
-            *flat,
-            F.col(CUR).getField(_CUR_T).alias(_CUR_T),
-            F.col(CUR).getField(_CUR_H).alias(_CUR_H),
+        # the current version by a join, not a max_by over structs (a sort aggregate without generated
+        # code). A key with several current versions gets its rows repeated, but such a key is never
+        # forward, and the general computation collapses exact duplicates.
+        current_rows = stored.where(current).select(
+            *[q(k) for k in keys],
+            *[q(c).alias(stored_name(c)) for c in schema.names],
+            stored_t.alias(_CUR_T),
+            tracked_hash(tracked).alias(_CUR_H),
         )
-        joined = joined.join(summary, on=keys, how="left")
+        joined = joined.join(summary, on=keys, how="left").join(current_rows, on=keys, how="left")
         later = (
             (F.col("_ll_ncur") == 1)
             & (F.col(stored_name(scd.effective_from)) == F.col("_ll_maxfrom"))
