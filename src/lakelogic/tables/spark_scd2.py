@@ -227,21 +227,21 @@ def _diff_and_commit(
         changes = general(aligned, stored)
         if member is not None:
             changes = changes.unionByName(member)
-    changes = changes.persist()
+    cached = [changes.persist()]
     try:
-        summary = summarize_changes(changes, tuple(keys), closed_column=CLOSED)
+        summary = summarize_changes(cached[-1], tuple(keys), closed_column=CLOSED)
         if summary.counts.get(OTHER):
             # keys the forward path does not cover: the general computation, over those keys only
-            other = other_rows(changes, aligned.columns)
+            other = other_rows(cached[-1], aligned.columns)
             versions_of = other_keys_stored(stored, other, keys) if stored is not None else None
-            forward = changes.where(F.col(OP) != OTHER).drop(DELETE_FLAG)
-            combined = forward.unionByName(general(other, versions_of)).persist()
-            summary = summarize_changes(combined, tuple(keys), closed_column=CLOSED)
-            changes.unpersist()
-            changes = combined
-        return _commit(adapter, changes, summary, stored, spec, stamp, outcome, match)
+            forward = cached[-1].where(F.col(OP) != OTHER).drop(DELETE_FLAG)
+            cached.append(forward.unionByName(general(other, versions_of)).persist())
+            summary = summarize_changes(cached[-1], tuple(keys), closed_column=CLOSED)
+            cached[0].unpersist()
+        return _commit(adapter, cached[-1], summary, stored, spec, stamp, outcome, match)
     finally:
-        changes.unpersist()
+        for frame in cached:
+            frame.unpersist()
 
 
 def _commit(
