@@ -76,13 +76,11 @@ def _classify(
     *,
     scd: Scd2Spec,
     spec: WriteSpec,
-    batch_columns: set[str],
+    tracked: list[str],
     partitions: int,
 ) -> DataFrame:
     """Every batch row with its key's stored summary and a forward flag."""
     keys = list(scd.business_key)
-    data_cols = [c for c in schema.names if c not in set(scd.scd_columns)]
-    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
     ts = scd.timestamp_field
     t_type = aligned.schema[ts].dataType if ts else TimestampType()
     # hash-partitioned by key once: the per-key count and the joins reuse it. Exact duplicates are not
@@ -167,7 +165,7 @@ def forward_change_set(
     from_type = schema[scd.effective_from].dataType
     to_type = schema[scd.effective_to].dataType
     classified = _classify(
-        aligned, stored, schema, scd=scd, spec=spec, batch_columns=batch_columns, partitions=partitions
+        aligned, stored, schema, scd=scd, spec=spec, tracked=tracked, partitions=partitions
     )
     new_key = F.col(NEW_KEY)
     opens = new_key | (F.col(HASH) != F.col(_CUR_H))
