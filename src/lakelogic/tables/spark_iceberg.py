@@ -225,7 +225,8 @@ class IcebergTable:
         """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
         published together (spark_iceberg_branch): no outer join between the change set and the target."""
         if not self.exists():
-            inserts = changes.where(F.col(OP) == "insert").select(*target_columns(changes))
+            written = [F.col(quote_ident(c)) for c in target_columns(changes)]
+            inserts = changes.where(F.col(OP) == "insert").select(*written)
             self._create(inserts, stamp, spec)
             return self._result(stamp)
         known = counts or {}
