@@ -54,14 +54,35 @@ def test_dataset_rules_pass_on_unique_good_rows(spark: Any, tmp_path: Path) -> N
     assert rules["row_count_between"].observed == 2
 
 
-def test_unique_screen_bounds_duplicates_and_ignores_null_keys(spark: Any) -> None:
-    from lakelogic.engines.spark.dataset_rules import unique_screen_sql
+@pytest.mark.parametrize("buckets", [1, 3, 64])
+def test_unique_screen_bounds_duplicates_and_ignores_null_keys(spark: Any, buckets: int) -> None:
+    from lakelogic.engines.spark.dataset_rules import unique_screen
 
     frame = spark.createDataFrame([(1, "a"), (1, "a"), (1, None), (1, None), (2, "a")], "id int, name string")
+
+    def screen(rows: Any, columns: list[str]) -> int:
+        return int(unique_screen(rows, columns, buckets).first()["observed"])
+
     # (1, a) twice: one duplicate; rows with a NULL key part never count (as COUNT(DISTINCT a, b)).
-    assert frame.selectExpr(unique_screen_sql(["id", "name"])).first()[0] == 1
-    assert frame.selectExpr(unique_screen_sql(["name"])).first()[0] == 2
-    assert frame.where("name IS NULL").selectExpr(unique_screen_sql(["name"])).first()[0] == 0
+    assert screen(frame, ["id", "name"]) == 1
+    assert screen(frame, ["name"]) == 2
+    assert screen(frame.where("name IS NULL"), ["name"]) == 0
+
+
+def test_unique_screen_counts_duplicates_across_many_keys(spark: Any) -> None:
+    from lakelogic.engines.spark.dataset_rules import screen_buckets, unique_screen
+
+    # 5,000 keys, every 7th written twice and every 11th three times: the screen must count them all,
+    # whichever buckets the keys fall into.
+    keys = spark.range(5000).selectExpr("concat('k', id) AS k", "id")
+    extra = (
+        keys.where("id % 7 = 0").unionByName(keys.where("id % 11 = 0")).unionByName(keys.where("id % 11 = 0"))
+    )
+    expected = extra.count()
+    assert (
+        unique_screen(keys.unionByName(extra), ["k"], screen_buckets(5000 + expected)).first()[0] == expected
+    )
+    assert screen_buckets(10) == 64 and screen_buckets(100_000_000) > 128
 
 
 def test_composite_unique_rule_reports_the_exact_duplicate_count(spark: Any, tmp_path: Path) -> None:

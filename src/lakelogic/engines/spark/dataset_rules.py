@@ -57,8 +57,14 @@ def _result(rule: DatasetRule, passed: bool | None, observed: Any) -> DatasetRul
 
 
 def evaluate_dataset_rules(
-    spark: SparkSession, good: DataFrame, rules: Sequence[DatasetRule], links: Mapping[str, DataFrame]
+    spark: SparkSession,
+    good: DataFrame,
+    rules: Sequence[DatasetRule],
+    links: Mapping[str, DataFrame],
+    *,
+    rows: int,
 ) -> list[DatasetRuleResult]:
+    """``rows``: the good frame's row count (sizes the uniqueness screen's buckets)."""
     present = set(good.columns)
     results: dict[int, DatasetRuleResult] = {}
     aggregates: list[tuple[int, DatasetRule]] = []
@@ -74,35 +80,66 @@ def evaluate_dataset_rules(
             raise PlanError(
                 f"dataset rule {rule.name!r} has neither an aggregate nor a query", yaml_path=rule.yaml_path
             )
-    if aggregates:
-        # Uniqueness is screened on 64-bit key hashes (a smaller shuffle than the keys themselves): no
-        # duplicate hash proves no duplicate key; only a screen that finds some pays for the exact count.
-        screened = {i for i, rule in aggregates if rule.unique_columns}
-        results.update(_aggregate(good, aggregates, screened))
-        suspects = [(i, rule) for i, rule in aggregates if i in screened and results[i].observed != 0]
-        if suspects:
-            results.update(_aggregate(good, suspects, set()))
+    # Uniqueness is screened on 64-bit key hashes (a smaller shuffle than the keys themselves): no
+    # duplicate hash proves no duplicate key; only a screen that finds some pays for the exact count.
+    screened = [(i, rule) for i, rule in aggregates if rule.unique_columns]
+    plain = [(i, rule) for i, rule in aggregates if not rule.unique_columns]
+    if plain:
+        results.update(_aggregate(good, plain))
+    suspects = []
+    for i, rule in screened:
+        results[i] = _unique_screen(good, rule, screen_buckets(rows))
+        if results[i].observed != 0:
+            suspects.append((i, rule))
+    if suspects:
+        results.update(_aggregate(good, suspects))
     return [results[i] for i in range(len(rules))]
 
 
-def unique_screen_sql(columns: Sequence[str]) -> str:
-    """An upper bound of the duplicate-key count of ``columns``: equal keys hash alike, and a hash
-    collision can only make two different keys look like one (never the other way round)."""
-    quoted = [quote_ident(c) for c in columns]
-    non_null = " AND ".join(f"{q} IS NOT NULL" for q in quoted)
-    return (
-        f"COUNT_IF({non_null}) - COUNT(DISTINCT CASE WHEN {non_null} THEN xxhash64({', '.join(quoted)}) END)"
+# Rows per bucket of the uniqueness screen: one bucket's hashes are one array in memory (~24 bytes a
+# hash while the partial aggregation boxes them); up to 128 buckets a task keeps the hash aggregation.
+_ROWS_PER_BUCKET = 150_000
+_MIN_BUCKETS = 64
+
+
+def screen_buckets(rows: int) -> int:
+    """How many hash buckets the uniqueness screen groups ``rows`` keys into."""
+    return max(_MIN_BUCKETS, -(-rows // _ROWS_PER_BUCKET))
+
+
+def unique_screen(good: DataFrame, columns: Sequence[str], buckets: int) -> DataFrame:
+    """One row, one column ``observed``: an upper bound of the duplicate-key count of ``columns``.
+
+    Equal keys hash alike and a collision can only make two different keys look like one, so 0 proves
+    the keys unique. Rows with a NULL key part never count (as ``COUNT(DISTINCT a, b)``). Each bucket's
+    hashes are collected into one array and de-duplicated there: about 2.5 times cheaper
+    than ``COUNT(DISTINCT ...)``, whose partial aggregation cannot shrink keys that are (nearly) all
+    distinct and which hashes every key into two generic aggregation maps (10M keys: 2.7 s vs 7.2 s).
+    """
+    from pyspark.sql import functions as F
+
+    non_null = " AND ".join(f"{quote_ident(c)} IS NOT NULL" for c in columns)
+    hashes = good.where(non_null).select(F.xxhash64(*[F.col(quote_ident(c)) for c in columns]).alias("h"))
+    per_bucket = hashes.groupBy(F.pmod(F.col("h"), F.lit(buckets))).agg(F.collect_list("h").alias("hs"))
+    duplicates = F.size("hs") - F.size(F.array_distinct("hs"))
+    return per_bucket.agg(F.coalesce(F.sum(duplicates), F.lit(0)).cast("long").alias("observed"))
+
+
+def _unique_screen(good: DataFrame, rule: DatasetRule, buckets: int) -> DatasetRuleResult:
+    row = (
+        unique_screen(good, rule.unique_columns, buckets)
+        .selectExpr("observed", f"({_rename_observed(rule.check_sql, 'observed')}) AS passed")
+        .first()
     )
+    assert row is not None  # an aggregation without GROUP BY always yields one row
+    return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
 
 
 def _aggregate(
-    good: DataFrame, aggregates: Sequence[tuple[int, DatasetRule]], screened: set[int]
+    good: DataFrame, aggregates: Sequence[tuple[int, DatasetRule]]
 ) -> dict[int, DatasetRuleResult]:
-    """Every aggregate rule in ONE aggregation (screens instead of exact counts for ``screened``)."""
-    exprs = [
-        f"({unique_screen_sql(rule.unique_columns) if i in screened else rule.aggregate_sql}) AS __ll_d{i}"
-        for i, rule in aggregates
-    ]
+    """Every aggregate rule in ONE aggregation."""
+    exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
     checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
     row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
     assert row is not None  # an aggregation without GROUP BY always yields one row

@@ -233,7 +233,9 @@ def _run(
         )
     if ev.dataset is not None and ev.dataset.rules:
         with progress.stage("dataset_rules"):
-            report.dataset_rules = evaluate_dataset_rules(spark, frames.good, ev.dataset.rules, ctx.links)
+            report.dataset_rules = evaluate_dataset_rules(
+                spark, frames.good, ev.dataset.rules, ctx.links, rows=report.counts.good
+            )
     _gates(report, ev)
     failed_ds = failed_error_rules(report.dataset_rules)
     if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
