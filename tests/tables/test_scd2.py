@@ -231,3 +231,48 @@ def test_scd2_unknown_member_inserted_once(spark: Any, make_target: Make) -> Non
         True,
     )
     assert len(read_back(spark, target)) == 3
+
+
+def test_scd2_late_row_keeps_the_gap_of_a_deleted_key_that_came_back(spark: Any, make_target: Make) -> None:
+    """A key deleted and later re-inserted with the same tracked values keeps both versions and the gap
+    between them when a late row makes the general computation re-normalise its history."""
+    target = make_target("iceberg")
+    schema = "id int, tier string, op string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        cdc_op_field="op",
+        cdc_delete_values=("D",),
+        cdc_timestamp_field="updated_at",
+        scd2=scd2_spec_from(
+            {"timestamp_field": "updated_at", "track_columns": ["tier"], "version_column": "v"},
+            keys=("id",),
+        ),
+    )
+
+    def write(run: str, *rows: tuple[Any, ...]) -> None:
+        write_frame(spark, spark.createDataFrame(list(rows), schema), target, spec, CommitStamp(run, "d"))
+
+    def history() -> list[tuple[Any, ...]]:
+        cols = ("v", "tier", "effective_from", "effective_to", "is_current")
+        return sorted(
+            tuple(str(r[c])[:10] if "effective" in c else r[c] for c in cols)
+            for r in read_back(spark, target)
+        )
+
+    write("a", (1, "free", "I", "2024-01-01"))
+    write("b", (1, None, "D", "2024-03-01"))
+    write("c", (1, "free", "I", "2024-05-01"))
+    before = history()
+    assert [(tier, start, end, current) for _, tier, start, end, current in before][1:] == [
+        ("free", "2024-05-01", before[1][3], True)
+    ]
+    assert before[0][1:] == ("free", before[0][2], "2024-03-01", False)
+
+    write("d", (1, "pro", "I", "2023-06-01"))  # late: older than every stored version
+    after = history()
+    assert [row[1:] for row in after] == [
+        ("pro", after[0][2], "2024-01-01", False),
+        ("free", "2024-01-01", "2024-03-01", False),  # still closed by the delete
+        ("free", "2024-05-01", before[1][3], True),  # the return is still its own version
+    ]
+    assert [row[0] for row in after] == [1, 2, 3]

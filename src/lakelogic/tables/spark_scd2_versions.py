@@ -178,11 +178,17 @@ def compute_versions(
             tracked_hash(tracked).alias(HASH),
             sk.alias("_ll_old_sk"),
         )
-        # a key whose latest stored version is closed was deleted at that version's end: keep the tombstone
-        last = Window.partitionBy(*[q(k) for k in keys]).orderBy(q(scd.effective_from).desc())
-        closed_last = (
-            stored.withColumn("_ll_rank", F.row_number().over(last))
-            .where((F.col("_ll_rank") == 1) & ~F.coalesce(current, F.lit(False)))
+        # A closed version that no later version starts at (the key's last version, or one followed
+        # by a gap) was deleted at its end: keep that tombstone, or re-normalising the key's history
+        # would join the versions on both sides of the gap when their tracked values are equal.
+        by_start = Window.partitionBy(*[q(k) for k in keys]).orderBy(q(scd.effective_from))
+        next_start = F.lead(q(scd.effective_from)).over(by_start)
+        deleted_at_end = ~F.coalesce(current, F.lit(False)) & ~F.coalesce(
+            next_start == q(scd.effective_to), F.lit(False)
+        )
+        deletions = (
+            stored.withColumn("_ll_deleted_at_end", deleted_at_end)
+            .where("_ll_deleted_at_end")
             .select(
                 *[q(c) for c in data_cols],
                 q(scd.effective_to).cast(t_type).alias(T),
@@ -191,7 +197,7 @@ def compute_versions(
                 F.lit(None).cast(StringType()).alias("_ll_old_sk"),
             )
         )
-        events = events.unionByName(versions).unionByName(closed_last)
+        events = events.unionByName(versions).unionByName(deletions)
         if partitions:
             events = events.repartition(partitions, *[q(k) for k in keys])
 
