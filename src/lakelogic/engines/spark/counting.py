@@ -4,6 +4,12 @@ Each observation point adds a ``CollectMetrics`` node to the plan; its aggregate
 action (a write, or a no-op sink) streams the rows through, so counting never adds a scan. An
 observation fires once, on the first action that executes it; :meth:`Observations.collect` reads them
 all after the actions have run.
+
+``CollectMetrics`` cannot take part in whole-stage code generation, so every point also splits the
+generated pipeline and copies each row across the split. A point whose rows reach the next point
+unchanged is therefore *deferred* (:meth:`Observations.defer`): its metrics are computed by the next
+point of the same chain, which saves a split (measured on the benchmark contract: see
+docs/decisions.md "Runtime performance").
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pyspark.sql import functions as F
 from lakelogic.errors import EngineError
 
 _WAIT_SECONDS = 30.0
+_SEP = "::"
 
 
 @dataclass
@@ -27,18 +34,51 @@ class Observations:
     run_tag: str
     points: dict[str, Observation] = field(default_factory=dict)
     _counter: int = 0
+    # deferred label -> the label of the point that computes its metrics
+    hosts: dict[str, str] = field(default_factory=dict)
+    _pending: dict[str, dict[str, Column]] = field(default_factory=dict)
 
-    def observe(self, frame: DataFrame, label: str, metrics: dict[str, Column] | None = None) -> DataFrame:
-        """Attach an observation to ``frame``: ``rows`` (row count) plus ``metrics``."""
-        if label in self.points:
-            raise EngineError(f"internal: observation point {label!r} defined twice")
+    def defer(self, label: str, metrics: dict[str, Column] | None = None) -> None:
+        """Observe ``label`` (``rows`` plus ``metrics``) at the next point of this chain instead of here.
+
+        The caller guarantees that the rows reach that point unchanged (no filter, join or generator in
+        between) and that the columns ``metrics`` read survive to it.
+        """
+        self._check_new(label)
+        self._pending[label] = {"rows": F.count(F.lit(1)), **(metrics or {})}
+
+    def observe(
+        self,
+        frame: DataFrame,
+        label: str,
+        metrics: dict[str, Column] | None = None,
+        *,
+        branch: bool = False,
+    ) -> DataFrame:
+        """Attach an observation to ``frame``: ``rows`` (row count) plus ``metrics``, and the metrics of
+        every deferred point before it. A ``branch`` point (a filtered side branch) hosts none."""
+        self._check_new(label)
         self._counter += 1
         # Names are global to the session: make them unique per run so concurrent runs never clash.
         obs = Observation(f"ll_{self.run_tag}_{self._counter}")
         exprs = [F.count(F.lit(1)).alias("rows")]
         exprs += [col.alias(name) for name, col in (metrics or {}).items()]
+        if not branch:
+            for deferred, deferred_metrics in self._pending.items():
+                exprs += [col.alias(f"{deferred}{_SEP}{name}") for name, col in deferred_metrics.items()]
+                self.hosts[deferred] = label
+            self._pending.clear()
         self.points[label] = obs
         return frame.observe(obs, *exprs)
+
+    def require_hosted(self) -> None:
+        """Every deferred point must have been hosted before the chain branches."""
+        if self._pending:
+            raise EngineError(f"internal: deferred observation(s) {sorted(self._pending)} were never hosted")
+
+    def _check_new(self, label: str) -> None:
+        if label in self.points or label in self._pending or label in self.hosts:
+            raise EngineError(f"internal: observation point {label!r} defined twice")
 
     def rows(self, label: str) -> int:
         return int(self.value(label, "rows") or 0)
@@ -47,9 +87,15 @@ class Observations:
         return self.collect_one(label).get(metric)
 
     def has(self, label: str) -> bool:
-        return label in self.points
+        return label in self.points or label in self.hosts
 
     def collect_one(self, label: str) -> dict[str, Any]:
+        if label in self.hosts:
+            prefix = f"{label}{_SEP}"
+            hosted = self.collect_one(self.hosts[label])
+            return {name[len(prefix) :]: value for name, value in hosted.items() if name.startswith(prefix)}
+        if label in self._pending:
+            raise EngineError(f"internal: deferred observation {label!r} has no later point to host it")
         obs = self.points[label]
         result: list[dict[str, Any]] = []
         errors: list[BaseException] = []
@@ -83,7 +129,17 @@ class Unobserved(Observations):
     are then inlined); a re-evaluation filters its rows early, so that costs little there.
     """
 
-    def observe(self, frame: DataFrame, label: str, metrics: dict[str, Column] | None = None) -> DataFrame:
+    def defer(self, label: str, metrics: dict[str, Column] | None = None) -> None:
+        self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
+
+    def observe(
+        self,
+        frame: DataFrame,
+        label: str,
+        metrics: dict[str, Column] | None = None,
+        *,
+        branch: bool = False,
+    ) -> DataFrame:
         self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
         return frame
 

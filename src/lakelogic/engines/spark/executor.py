@@ -50,7 +50,12 @@ from lakelogic.engines.spark.links import load_links
 from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
 from lakelogic.engines.spark.masking import mask_frame
 from lakelogic.engines.spark.probes import attach_probes
-from lakelogic.engines.spark.quarantine import QuarantineParts, assemble_quarantine, malformed_split
+from lakelogic.engines.spark.quarantine import (
+    QuarantineParts,
+    assemble_quarantine,
+    has_malformed_column,
+    malformed_split,
+)
 from lakelogic.engines.spark.rules import Check, PhaseResult, evaluate_checks, rule_fail_sql
 from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
 from lakelogic.errors import EngineError, PlanError
@@ -146,7 +151,11 @@ class PlanExecutor:
         preserve: PreserveUpstream | None = self._one(PreserveUpstream)
         if preserve is not None:
             frame = preserve_upstream(frame, preserve, self.ctx.warnings)
-        frame = self.obs.observe(frame, "source")
+        if has_malformed_column(frame):
+            frame = self.obs.observe(frame, "source")
+        else:
+            # Every row reaches the next observation point of the chain: it counts the source too.
+            self.obs.defer("source")
         frame, malformed = malformed_split(frame, self.obs)
         ev.malformed_label = "malformed" if malformed is not None else None
 
@@ -184,15 +193,22 @@ class PlanExecutor:
             frame = frame.where(_any_quoting([*pre_checks, *enforced.checks], split.include_error_reason))
         frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
         checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
+        post_ops = [t for t in transforms if t.phase == Phase.POST]
+        marking = can_mark(post_ops, frame.columns)
         phase = evaluate_checks(
-            frame, checks, observations=self.obs, label="pre_rules", include_reason=split.include_error_reason
+            frame,
+            checks,
+            observations=self.obs,
+            label="pre_rules",
+            include_reason=split.include_error_reason,
+            # A marked chain keeps every row and every flag up to the post checks' observation point.
+            defer=marking,
         )
         ev.checks["pre_rules"] = checks
         unknown_dropped = enforced.unknown if enforce_step.unknown_fields == "quarantine" else []
-        post_ops = [t for t in transforms if t.phase == Phase.POST]
         has_dataset_rules = ev.dataset is not None and bool(ev.dataset.rules)
         marked: MarkedFrame | None = None
-        if can_mark(post_ops, frame.columns):
+        if marking:
             marked = self._marked_chain(phase, frame.columns, post_ops, formats, split, ev)
             # Two consumers (good, bad) re-read the source more cheaply than a cache round trip;
             # a third (the dataset-rule aggregation over the lazy good frame) tips the balance towards
@@ -239,8 +255,9 @@ class PlanExecutor:
         bad = self._mask_and_lineage(bad, lineage)
         if marked is not None and malformed is None and not unknown_dropped and self.subset is None:
             ev.fanout = self._fanout(marked, shape_good, good, bad, split)
-        ev.good = self.obs.observe(good, "good")
-        ev.bad = self.obs.observe(bad, "quarantined")
+        self.obs.require_hosted()
+        ev.good = self.obs.observe(good, "good", branch=True)
+        ev.bad = self.obs.observe(bad, "quarantined", branch=True)
         ev.row_effects = list(self.row_effects)
         return ev
 

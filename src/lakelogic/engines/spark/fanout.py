@@ -230,12 +230,8 @@ class FanoutOutputs:
             .parquet(self.root)
             .where(f"{key} != {GOOD_KEY}" if fan.carrier is not None else f"{key} > {GOOD_KEY}")
         )
-        errors = array_sql(
-            [f"CASE WHEN ({key} & {m.bit}L) != 0 THEN {m.message_sql} END" for m in fan.messages]
-        )
-        categories = array_sql(
-            [f"CASE WHEN ({key} & {m.bit}L) != 0 THEN {sql_string(m.category)} END" for m in fan.messages]
-        )
+        errors = array_sql([(f"({key} & {m.bit}L) != 0", m.message_sql) for m in fan.messages])
+        categories = array_sql([(f"({key} & {m.bit}L) != 0", sql_string(m.category)) for m in fan.messages])
         extra = {
             ERRORS_COLUMN: F.expr(errors),
             CATEGORIES_COLUMN: F.expr(categories),

@@ -31,6 +31,11 @@ class QuarantineParts:
     post: DataFrame | None
 
 
+def has_malformed_column(frame: DataFrame) -> bool:
+    """True when the reader kept unparseable records in a corrupt-record column."""
+    return CORRUPT_COLUMN in frame.columns
+
+
 def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataFrame, DataFrame | None]:
     """Separate records the reader could not parse; they go straight to quarantine (never into ops)."""
     if CORRUPT_COLUMN not in frame.columns:
@@ -41,7 +46,7 @@ def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataF
     # Spark refuses scans of raw JSON/CSV that read only the corrupt-record column; the observation
     # reads one data column too, so column pruning can never reduce the malformed branch to it.
     keep = {"data_values": F.count(F.col(quote_ident(data[0])))} if data else {}
-    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed", keep)
+    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed", keep, branch=True)
     return good, malformed
 
 

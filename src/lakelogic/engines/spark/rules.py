@@ -82,17 +82,15 @@ class PhaseResult:
     def bad_flag(self) -> str:
         return f"{HIDDEN_PREFIX}{self.tag}_bad"
 
-    def message_items(self) -> tuple[list[str], list[str]]:
-        """Per error-severity check: (message CASE expression, category CASE expression)."""
-        messages: list[str] = []
-        categories: list[str] = []
+    def message_items(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """Per error-severity check: (flag, message) and (flag, category) items of :func:`array_sql`."""
+        messages: list[tuple[str, str]] = []
+        categories: list[tuple[str, str]] = []
         for check, flag in zip(self.checks, self.flags, strict=True):
             if not check.quarantines:
                 continue
-            messages.append(
-                f"CASE WHEN {flag} THEN {message_for(check, include_reason=self.include_reason)} END"
-            )
-            categories.append(f"CASE WHEN {flag} THEN {sql_string(check.category.lower())} END")
+            messages.append((flag, message_for(check, include_reason=self.include_reason)))
+            categories.append((flag, sql_string(check.category.lower())))
         return messages, categories
 
     def quarantining(self) -> list[tuple[str, Check]]:
@@ -125,8 +123,10 @@ def evaluate_checks(
     label: str,
     include_reason: bool,
     tag: str = "pre",
+    defer: bool = False,
 ) -> PhaseResult:
-    """Flag every check in one projection; observation ``label`` gets ``rows`` and ``c<i>`` fail counts."""
+    """Flag every check in one projection; observation ``label`` gets ``rows`` and ``c<i>`` fail counts
+    (``defer``: counted at the chain's next observation point, which must see the same rows and flags)."""
     result = PhaseResult(frame, checks, list(frame.columns), include_reason, tag)
     flags = result.flags
     error_flags = [flag for c, flag in zip(checks, flags, strict=True) if c.quarantines]
@@ -134,13 +134,23 @@ def evaluate_checks(
         "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)]
     )
     # Observed on the flag projection: counts come from the scan that evaluates the rules.
-    flagged = observations.observe(flagged, label, {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)})
+    counts = {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)}
+    if defer:
+        observations.defer(label, counts)
+    else:
+        flagged = observations.observe(flagged, label, counts)
     bad = " OR ".join(error_flags) if error_flags else "false"
     result.flagged = flagged.select("*", F.expr(bad).alias(result.bad_flag))
     return result
 
 
-def array_sql(items: list[str]) -> str:
+def array_sql(items: Sequence[tuple[str, str]]) -> str:
+    """The array of the string ``value`` of every ``(condition, value)`` item whose condition holds, in
+    order. Built from ``flatten``/``array``/``CASE`` rather than ``array_compact``, a higher-order function:
+    those run without generated code and take the whole projection around them out of the pipeline's
+    generated code (a row copy per row, on every row, not only on quarantined ones)."""
+    empty = "CAST(array() AS ARRAY<STRING>)"
     if not items:
-        return "CAST(array() AS ARRAY<STRING>)"
-    return f"array_compact(array({', '.join(items)}))"
+        return empty
+    parts = [f"CASE WHEN {condition} THEN array({value}) ELSE {empty} END" for condition, value in items]
+    return f"flatten(array({', '.join(parts)}))"
