@@ -43,6 +43,14 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("timestamp", "2024-01-01T10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
     ("timestamp", "2024-01-01 10:00:00.5+01:00", dt.datetime(2024, 1, 1, 9, 0, 0, 500000)),
     ("timestamp", "garbage", FAIL),
+    # the UTC fast path (`????-??-??T??:??:?dZ`) and its neighbours
+    ("timestamp", "2024-12-31T23:59:59Z", dt.datetime(2024, 12, 31, 23, 59, 59)),
+    ("timestamp", "2024-01-01 10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
+    ("timestamp", "2024-01-01T10:00:00.5Z", dt.datetime(2024, 1, 1, 10, 0, 0, 500000)),
+    ("timestamp", "2024-01-01T00:00+01Z", FAIL),
+    ("timestamp", "2024-01-01T00:00:0ZZ", FAIL),
+    ("timestamp", "2024-13-01T00:00:00Z", FAIL),
+    ("timestamp", "2024-01-01T0é:00:0Z", FAIL),
     ("array<int>", "[1,2]", [1, 2]),
     ("array<int>", '[1,"x"]', FAIL),
     ("array<int>", "nope", FAIL),
@@ -122,3 +130,44 @@ def test_failure_message_shows_raw_value_as_json(spark: Any) -> None:
     masked_sql = cast_failure_message_sql("ssn", "x", parse_type("int"), masked=True)
     masked = spark.sql(f"SELECT {masked_sql} AS m FROM VALUES ('12a') t(x)").first()["m"]
     assert masked == "Rule failed: ssn_type (cannot cast *** to integer)"
+
+
+TRICKY_TEXTS = [
+    "",
+    "plain",
+    'quote " and back\\slash \\" mixed',
+    "".join(chr(c) for c in range(128)),  # every ASCII character, controls included
+    "line\nbreak\ttab\r\x00nul\x1f\x7f",
+    "é中文🙂\u2028\u2029/</script>",
+]
+
+
+NUMBERS = {
+    "int": ["-12", "0", "2147483647"],
+    "bigint": ["-9223372036854775808", "7"],
+    "boolean": ["true", "false"],
+    "decimal(5,2)": ["-12", "0", "999.99"],
+    "decimal(20,10)": ["0.0000001", "0", "1234567890.1234567891"],
+    "double": [
+        *("1.5", "1e10", "1e-7", "0.1D + 0.2D", "-CAST(0 AS DOUBLE)", "1e21"),
+        *("double('NaN')", "double('Infinity')", "-double('Infinity')"),
+    ],
+    "float": ["1.5", "float(0.1)", "1e-7", "float('NaN')", "-float('Infinity')"],
+}
+
+
+@pytest.mark.parametrize("source_type", ["string", *NUMBERS])
+def test_raw_values_render_exactly_as_to_json_does(spark: Any, source_type: str) -> None:
+    from pyspark.sql import functions as F
+
+    from lakelogic.engines.spark.casting import raw_json_sql
+
+    if source_type == "string":
+        frame = spark.createDataFrame([(t,) for t in TRICKY_TEXTS], "x string")
+    else:
+        values = ", ".join(f"(CAST({v} AS {source_type}))" for v in NUMBERS[source_type])
+        frame = spark.sql(f"SELECT * FROM VALUES {values} AS t(x)")
+    source = frame.schema["x"].dataType
+    reference = F.expr("to_json(named_struct('v', x))")
+    rows = frame.select(F.expr(raw_json_sql("x", source)).alias("ours"), reference.alias("json")).collect()
+    assert rows and all(r["json"] == '{"v":' + r["ours"] + "}" for r in rows), rows

@@ -254,3 +254,35 @@ def test_a_quarantine_output_alone_is_published(
     assert written.count() == result.report.counts.quarantined == len(ROWS) - 2
     assert not list((tmp_path).glob("bad.__lakelogic_*"))
     assert _scratch_left(tmp_path / "scratch") == []
+
+
+def test_packed_carrier_round_trips_messages_and_value(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from lakelogic.engines.spark.fanout import pack_quoting_rows, unpack_carrier
+    from lakelogic.engines.spark.rules import CATEGORIES_COLUMN, ERRORS_COLUMN
+
+    cases = [
+        (None, ['Rule failed: a_type (cannot cast "x\\n,y" to int)'], ["schema"]),
+        ("", ["m1", "", "m3 with \n newline, comma | pipe"], ["c1", "c2", "c3"]),
+        ("n", ["é中文🙂"], ["validity"]),
+        ("s", ["x"], ["y"]),
+        ("value\x00with\x00nul", ["one", "two"], ["c", "d"]),
+    ]
+    frame = spark.createDataFrame(
+        [(i, v, e, c, -1) for i, (v, e, c) in enumerate(cases)] + [(99, "good row", None, None, 0)],
+        f"i int, carrier string, {ERRORS_COLUMN} array<string>, {CATEGORIES_COLUMN} array<string>, "
+        f"{FANOUT_KEY} long",
+    )
+    packed = pack_quoting_rows(frame, "carrier")
+    assert ERRORS_COLUMN not in packed.columns and CATEGORIES_COLUMN not in packed.columns
+    errors, categories, value = unpack_carrier(F.col("carrier"))
+    rows = {
+        r["i"]: r
+        for r in packed.select(
+            "i", "carrier", errors.alias("e"), categories.alias("c"), value.alias("v")
+        ).collect()
+    }
+    for i, (v, e, c) in enumerate(cases):
+        assert (rows[i]["v"], rows[i]["e"], rows[i]["c"]) == (v, e, c), i
+    assert rows[99]["carrier"] == "good row"  # good rows are never packed

@@ -21,9 +21,9 @@ from lakelogic.engines.spark.casting import (
     spark_type_matches,
     strict_cast_sql,
 )
-from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check
+from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, message_literal
 from lakelogic.errors import MissingRequiredColumnError
-from lakelogic.plan.sqlutil import quote_ident, sql_string
+from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import EnforceSchema, FieldSpec
 from lakelogic.report import SchemaDrift
 from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
@@ -91,7 +91,7 @@ def strict_cast_columns(
                 origin="schema",
                 sql=f"CAST({quote_ident(col)} AS {req.type.spark_sql()})",
                 fail_sql=fail,
-                message_sql=cast_failure_message_sql(col, raw, req.type, masked=req.masked),
+                message_sql=cast_failure_message_sql(col, raw, req.type, masked=req.masked, source=source),
             )
         )
     return CastOutcome(out, checks)
@@ -186,7 +186,9 @@ def enforce_schema(
 
 def unknown_fields_check(unknown: Sequence[str]) -> Check:
     any_present = " OR ".join(f"{quote_ident(c)} IS NOT NULL" for c in unknown)
-    names = ", ".join(f"CASE WHEN {quote_ident(c)} IS NOT NULL THEN {sql_string(c)} END" for c in unknown)
+    names = ", ".join(
+        f"CASE WHEN {quote_ident(c)} IS NOT NULL THEN {message_literal(c)} END" for c in unknown
+    )
     message = f"concat('Rule failed: unknown_fields (', concat_ws(', ', {names}), ')')"  # skips NULLs
     return Check(
         name="unknown_fields",

@@ -11,7 +11,7 @@ its good rows to a path, every evaluated row is written ONCE, partitioned by a *
 * key -1 / -2: a quarantined row with a message quoting one of its raw values (a cast failure, unknown
   fields) in the pre / post phase. The staged row no longer holds that value (a failed cast leaves NULL).
   When the good output has a string column (the *carrier*), such a row carries its own messages: the
-  carrier holds ``to_json({v: <carrier value>, e: <messages>, c: <categories>})`` and is decoded when
+  carrier holds the messages, the categories and its own value (``pack_quoting_rows``), decoded when
   the quarantine is rebuilt. A quarantined row's staged values are never published as good rows, so the
   carrier can be borrowed; good rows are untouched. Without a carrier these rows are re-evaluated by an
   executor whose chain is restricted to them (for the pre phase right after the casts).
@@ -46,7 +46,6 @@ PRE_AGAIN = -1
 POST_AGAIN = -2
 MAX_KEYED_CHECKS = 62  # bits of a BIGINT key
 _QUARANTINE_ONLY = (ERRORS_COLUMN, CATEGORIES_COLUMN, RUN_ID_COLUMN, QUARANTINED_AT_COLUMN)
-_CARRIED = "v string, e array<string>, c array<string>"
 
 
 def quotes_row(check: Check, *, include_reason: bool) -> bool:
@@ -139,15 +138,34 @@ def carrier_column(good: StructType, bad: StructType) -> str | None:
 
 
 def pack_quoting_rows(staged: DataFrame, carrier: str | None) -> DataFrame:
-    """Rows keyed -1/-2 carry their messages in ``carrier``; the message columns leave the staged rows."""
+    """Rows keyed -1/-2 carry their messages in ``carrier``; the message columns leave the staged rows.
+
+    The packed text is ``<n> NUL <n messages> NUL <n categories> NUL <'n' | 's' + carrier value>``:
+    messages and categories never contain NUL (rules.message_literal) and the carrier value, which may,
+    comes last. Built from code-generated functions only (``to_json`` would take the whole projection
+    out of the generated code, for every row)."""
     if carrier is not None:
         col = quote_ident(carrier)
+        value = f"CASE WHEN {col} IS NULL THEN 'n' ELSE concat('s', {col}) END"
         packed = (
-            f"CASE WHEN {quote_ident(FANOUT_KEY)} < 0 THEN to_json(named_struct('v', {col}, "
-            f"'e', {ERRORS_COLUMN}, 'c', {CATEGORIES_COLUMN})) ELSE {col} END"
+            f"CASE WHEN {quote_ident(FANOUT_KEY)} < 0 THEN concat_ws(chr(0), "
+            f"CAST(size({ERRORS_COLUMN}) AS STRING), {ERRORS_COLUMN}, {CATEGORIES_COLUMN}, {value}) "
+            f"ELSE {col} END"
         )
         staged = staged.withColumn(carrier, F.expr(packed))
     return staged.drop(ERRORS_COLUMN, CATEGORIES_COLUMN)
+
+
+def unpack_carrier(packed: Column) -> tuple[Column, Column, Column]:
+    """(messages, categories, carrier value) of a text packed by :func:`pack_quoting_rows`."""
+    count = F.substring_index(packed, "\x00", 1).cast("int")
+    parts = F.split(packed, "\x00", -1)
+    # A carrier value may hold NUL itself: re-join whatever follows the categories.
+    tail = F.array_join(F.slice(parts, count * 2 + 2, F.size(parts)), "\x00")
+    messages = F.slice(parts, F.lit(2), count)
+    categories = F.slice(parts, count + 2, count)
+    value = F.when(tail != F.lit("n"), F.substring(tail, 2, 1 << 30))
+    return messages, categories, value
 
 
 def observe_split(observations: Observations, frame: DataFrame) -> DataFrame:
@@ -239,11 +257,13 @@ class FanoutOutputs:
             QUARANTINED_AT_COLUMN: F.lit(fan.quarantined_at).cast("timestamp"),
         }
         if fan.carrier is not None:
-            carried = F.from_json(F.col(quote_ident(fan.carrier)), _CARRIED)
+            carried_errors, carried_categories, value = unpack_carrier(F.col(quote_ident(fan.carrier)))
             is_packed = F.col(key) < 0
-            extra[ERRORS_COLUMN] = F.when(is_packed, carried["e"]).otherwise(extra[ERRORS_COLUMN])
-            extra[CATEGORIES_COLUMN] = F.when(is_packed, carried["c"]).otherwise(extra[CATEGORIES_COLUMN])
-            extra[fan.carrier] = F.when(is_packed, carried["v"]).otherwise(F.col(quote_ident(fan.carrier)))
+            extra[ERRORS_COLUMN] = F.when(is_packed, carried_errors).otherwise(extra[ERRORS_COLUMN])
+            extra[CATEGORIES_COLUMN] = F.when(is_packed, carried_categories).otherwise(
+                extra[CATEGORIES_COLUMN]
+            )
+            extra[fan.carrier] = F.when(is_packed, value).otherwise(F.col(quote_ident(fan.carrier)))
         cols = [
             extra[f.name].alias(f.name) if f.name in extra else F.col(quote_ident(f.name))
             for f in fan.bad_schema.fields

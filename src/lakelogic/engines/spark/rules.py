@@ -52,12 +52,19 @@ def rule_fail_sql(predicate: str) -> str:
     return f"NOT coalesce(({predicate}), false)"
 
 
+def message_literal(text: str) -> str:
+    """Contract text inside a quarantine message, as a SQL literal. Messages never contain NUL: contract
+    text has it replaced (U+FFFD) and raw values are quoted as JSON, which escapes it; so NUL can
+    separate messages when the one-job split packs them (engines.spark.fanout)."""
+    return sql_string(text.replace("\x00", "\ufffd"))
+
+
 def message_for(check: Check, *, include_reason: bool) -> str:
     if not include_reason:
-        return sql_string(f"Rule failed: {check.name}")
+        return message_literal(f"Rule failed: {check.name}")
     if check.message_sql is not None:
         return check.message_sql
-    return sql_string(f"Rule failed: {check.name} ({check.sql})")
+    return message_literal(f"Rule failed: {check.name} ({check.sql})")
 
 
 @dataclass
