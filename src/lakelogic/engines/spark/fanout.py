@@ -169,18 +169,18 @@ def unpack_carrier(packed: Column) -> tuple[Column, Column, Column]:
 
 
 def observe_split(observations: Observations, frame: DataFrame) -> DataFrame:
-    key = F.col(FANOUT_KEY)
+    key = quote_ident(FANOUT_KEY)
 
-    def count_where(cond: Column) -> Column:
-        return F.coalesce(F.sum(F.when(cond, 1).otherwise(0)), F.lit(0))
+    def count_where(cond: str) -> Column:
+        return F.expr(f"count_if({cond})")  # one gateway call per metric
 
     return observations.observe(
         frame,
         FANOUT_LABEL,
         {
-            "bad": count_where(key != GOOD_KEY),
-            "pre_again": count_where(key == PRE_AGAIN),
-            "post_again": count_where(key == POST_AGAIN),
+            "bad": count_where(f"{key} != {GOOD_KEY}"),
+            "pre_again": count_where(f"{key} = {PRE_AGAIN}"),
+            "post_again": count_where(f"{key} = {POST_AGAIN}"),
         },
     )
 
