@@ -8,8 +8,10 @@ identical re-run yields an empty diff.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from loguru import logger
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -184,13 +186,40 @@ def _apply_scd2(
             .repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
             .persist()
         )
+    # Filled before any plan that reads it runs: a cache that is not yet filled reports no partitioning,
+    # and every per-key aggregation and join over it would shuffle it again. It fills (the target scan)
+    # on another thread while this one builds those plans, which takes a while of its own.
+    filling = CacheFill(stored) if stored is not None else None
     try:
         return _diff_and_commit(
-            adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions
+            adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions, filling
         )
     finally:
+        if filling is not None:
+            filling.settle()
         if stored is not None:
             stored.unpersist()
+
+
+class CacheFill:
+    """Materializes a persisted frame on a background thread (PySpark runs actions from several threads)."""
+
+    def __init__(self, frame: DataFrame) -> None:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lakelogic-cache-fill")
+        self._future: Future[int] = pool.submit(frame.count)
+        pool.shutdown(wait=False)
+
+    def wait(self) -> None:
+        """Block until the frame is cached; a failure of the fill is raised here."""
+        self._future.result()
+
+    def settle(self) -> None:
+        """Let a fill still running finish before its frame is released; report a failure nobody saw."""
+        if not self._future.done():
+            wait([self._future])
+        error = self._future.exception()
+        if error is not None:
+            logger.warning("filling the SCD2 stored-versions cache failed: {}", error)
 
 
 def _diff_and_commit(
@@ -204,6 +233,7 @@ def _diff_and_commit(
     scd: Scd2Spec,
     batch_columns: set[str],
     partitions: int,
+    filling: CacheFill | None = None,
 ) -> CommitResult | None:
     keys = list(scd.business_key)
     match = [*keys, scd.effective_from]
@@ -227,6 +257,8 @@ def _diff_and_commit(
         changes = general(aligned, stored)
         if member is not None:
             changes = changes.unionByName(member)
+    if filling is not None:
+        filling.wait()
     cached = [changes.persist()]
     try:
         summary = summarize_changes(cached[-1], tuple(keys), closed_column=CLOSED)
