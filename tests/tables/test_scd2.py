@@ -39,6 +39,22 @@ def _spec(**scd: Any) -> WriteSpec:
     return WriteSpec(strategy="scd2", scd2=scd2_spec_from(settings, keys=("customer_id",)))
 
 
+CDC_SCHEMA = "id int, tier string, op string, updated_at string"
+
+
+def _cdc_spec(**scd: Any) -> WriteSpec:
+    """SCD2 of ``CDC_SCHEMA`` rows keyed by ``id``, tracking ``tier``; op ``D`` deletes."""
+    return WriteSpec(
+        strategy="scd2",
+        cdc_op_field="op",
+        cdc_delete_values=("D",),
+        cdc_timestamp_field="updated_at",
+        scd2=scd2_spec_from(
+            {"timestamp_field": "updated_at", "track_columns": ["tier"], **scd}, keys=("id",)
+        ),
+    )
+
+
 def _rows(spark: Any, *values: tuple[Any, ...]) -> Any:
     return spark.createDataFrame([(*v, None, None, None, None) for v in values], SCHEMA)
 
@@ -137,17 +153,8 @@ def test_scd2_same_key_and_time_with_different_values_is_an_error(spark: Any, ma
 
 def test_scd2_cdc_delete_closes_current_version(spark: Any, make_target: Make) -> None:
     target = make_target("iceberg")
-    schema = "id int, tier string, op string, updated_at string"
-    spec = WriteSpec(
-        strategy="scd2",
-        cdc_op_field="op",
-        cdc_delete_values=("D",),
-        cdc_timestamp_field="updated_at",
-        scd2=scd2_spec_from(
-            {"timestamp_field": "updated_at", "track_columns": ["tier"], "change_reason_column": "why"},
-            keys=("id",),
-        ),
-    )
+    schema = CDC_SCHEMA
+    spec = _cdc_spec(change_reason_column="why")
     seed = spark.createDataFrame([(1, "free", "I", "2024-01-01"), (2, "pro", "I", "2024-01-01")], schema)
     write_frame(spark, seed, target, spec, CommitStamp("a", "d"))
     delete = spark.createDataFrame([(1, None, "D", "2024-03-01")], schema)
@@ -237,17 +244,8 @@ def test_scd2_late_row_keeps_the_gap_of_a_deleted_key_that_came_back(spark: Any,
     """A key deleted and later re-inserted with the same tracked values keeps both versions and the gap
     between them when a late row makes the general computation re-normalise its history."""
     target = make_target("iceberg")
-    schema = "id int, tier string, op string, updated_at string"
-    spec = WriteSpec(
-        strategy="scd2",
-        cdc_op_field="op",
-        cdc_delete_values=("D",),
-        cdc_timestamp_field="updated_at",
-        scd2=scd2_spec_from(
-            {"timestamp_field": "updated_at", "track_columns": ["tier"], "version_column": "v"},
-            keys=("id",),
-        ),
-    )
+    schema = CDC_SCHEMA
+    spec = _cdc_spec(version_column="v")
 
     def write(run: str, *rows: tuple[Any, ...]) -> None:
         write_frame(spark, spark.createDataFrame(list(rows), schema), target, spec, CommitStamp(run, "d"))
