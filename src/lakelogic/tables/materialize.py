@@ -8,6 +8,7 @@ commit stamped with the run identity; a write whose stamp is already present is 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +84,7 @@ def materialize_run(
     spec = write_spec_from_contract(
         contract, strategy=step.strategy if step is not None else None, as_of=as_of or _as_of(report, window)
     )
+    spec = replace(spec, batch_rows=report.counts.good)  # the good frame's rows, observed by the run
     name = str(getattr(plan, "contract_name", None) or contract_name_of(contract))
     start, end = window if window is not None else (None, None)
     stamp = CommitStamp(

@@ -168,7 +168,7 @@ def _apply_scd2(
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
     stored = None
-    rows = aligned.count()
+    rows = spec.batch_rows if spec.batch_rows is not None else aligned.count()
     partitions = change_partitions(aligned.sparkSession, rows)
     if adapter.exists():
         target = adapter.read()

@@ -106,6 +106,10 @@ class WriteSpec:
     broadcast_keys_max_rows: int = 2_000_000  # batches up to this size probe the target with a broadcast
     # SCD2 keys with one change after their stored history skip the general version computation
     scd2_forward: bool = True
+    # Row count of the frame handed to the write, when the caller knows it (a contract run has it from
+    # its observations): SCD2 then sizes its work without a counting job. It only sizes work (partitions,
+    # broadcasts); it never changes what is written.
+    batch_rows: int | None = None
 
     @property
     def cdc_enabled(self) -> bool:
