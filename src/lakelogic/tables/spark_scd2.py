@@ -8,10 +8,10 @@ identical re-run yields an empty diff.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from loguru import logger
+from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -202,24 +202,35 @@ def _apply_scd2(
 
 
 class CacheFill:
-    """Materializes a persisted frame on a background thread (PySpark runs actions from several threads)."""
+    """Materializes a persisted frame on a background thread. PySpark runs actions from several threads;
+    an ``InheritableThread`` carries the caller's job group and scheduler pool (the driver sets them per
+    contract), so the fill is cancelled and scheduled with the rest of the contract's jobs."""
 
     def __init__(self, frame: DataFrame) -> None:
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lakelogic-cache-fill")
-        self._future: Future[int] = pool.submit(frame.count)
-        pool.shutdown(wait=False)
+        self._error: BaseException | None = None
+        self._reported = False
+
+        def fill() -> None:
+            try:
+                frame.count()
+            except Exception as exc:  # noqa: BLE001 - handed to the waiting thread in wait()/settle()
+                self._error = exc
+
+        self._thread = InheritableThread(target=fill, name="lakelogic-cache-fill", daemon=True)
+        self._thread.start()
 
     def wait(self) -> None:
         """Block until the frame is cached; a failure of the fill is raised here."""
-        self._future.result()
+        self._thread.join()
+        if self._error is not None:
+            self._reported = True
+            raise self._error
 
     def settle(self) -> None:
         """Let a fill still running finish before its frame is released; report a failure nobody saw."""
-        if not self._future.done():
-            wait([self._future])
-        error = self._future.exception()
-        if error is not None:
-            logger.warning("filling the SCD2 stored-versions cache failed: {}", error)
+        self._thread.join()
+        if self._error is not None and not self._reported:
+            logger.warning("filling the SCD2 stored-versions cache failed: {}", self._error)
 
 
 def _diff_and_commit(
