@@ -7,8 +7,8 @@ expects). The batch has N/100 rows: half update existing keys (new segment and b
 ``updated_at``), half are new keys.
 
 Timed: one ``lakelogic.tables.spark_write.write_frame`` call per strategy (one Iceberg commit each, stamped
-like a real run, and given the batch's row count as a contract run gives it). Each is repeated on a fresh copy ``--repeat`` times; best and all times are printed with the
-ratios merge/append and scd2/merge.
+like a real run, and given the batch's row count as a contract run gives it). Each is repeated on a fresh
+copy ``--repeat`` times; best and all times are printed with the ratios merge/append and scd2/merge.
 
     .venv/bin/python benchmarks/bench_materialize.py --rows 10000000
 """
