@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
@@ -31,6 +31,8 @@ _SEP = "::"
 class Observations:
     """Named observation points of one run (label -> Spark Observation)."""
 
+    # False: every point is a placeholder and adds nothing to the plan (see Unobserved)
+    observing: ClassVar[bool] = True
     run_tag: str
     points: dict[str, Observation] = field(default_factory=dict)
     _counter: int = 0
@@ -45,6 +47,9 @@ class Observations:
         The caller guarantees that the rows reach that point unchanged (no filter, join or generator in
         between) and that the columns ``metrics`` read survive to it.
         """
+        if not self.observing:
+            self._placeholder(label)
+            return
         self._check_new(label)
         self._pending[label] = {"rows": F.expr("count(1)"), **(metrics or {})}
 
@@ -58,6 +63,9 @@ class Observations:
     ) -> DataFrame:
         """Attach an observation to ``frame``: ``rows`` (row count) plus ``metrics``, and the metrics of
         every deferred point before it. A ``branch`` point (a filtered side branch) hosts none."""
+        if not self.observing:
+            self._placeholder(label)
+            return frame
         self._check_new(label)
         self._counter += 1
         # Names are global to the session: make them unique per run so concurrent runs never clash.
@@ -76,6 +84,9 @@ class Observations:
         """Every deferred point must have been hosted before the chain branches."""
         if self._pending:
             raise EngineError(f"internal: deferred observation(s) {sorted(self._pending)} were never hosted")
+
+    def _placeholder(self, label: str) -> None:
+        self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
 
     def _check_new(self, label: str) -> None:
         if label in self.points or label in self._pending or label in self.hosts:
@@ -136,19 +147,7 @@ class Unobserved(Observations):
     are then inlined); a re-evaluation filters its rows early, so that costs little there.
     """
 
-    def defer(self, label: str, metrics: dict[str, Column] | None = None) -> None:
-        self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
-
-    def observe(
-        self,
-        frame: DataFrame,
-        label: str,
-        metrics: dict[str, Column] | None = None,
-        *,
-        branch: bool = False,
-    ) -> DataFrame:
-        self.points.setdefault(label, Observation(f"unused_{self.run_tag}"))
-        return frame
+    observing: ClassVar[bool] = False
 
     def collect_one(self, label: str) -> dict[str, Any]:
         raise EngineError(f"internal: observation {label!r} of an unobserved evaluation was read")

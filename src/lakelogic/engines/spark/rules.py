@@ -71,8 +71,7 @@ def message_for(check: Check, *, include_reason: bool) -> str:
 class PhaseResult:
     """A frame with one failure flag per check plus a bad flag (any error-severity failure).
 
-    The split uses only the boolean flags (cheap, code-generated); the message arrays, which need
-    interpreted array functions, are built for quarantined rows only.
+    The split uses only the boolean flags; the message arrays are built for quarantined rows only.
     """
 
     flagged: DataFrame
