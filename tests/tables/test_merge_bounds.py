@@ -1,4 +1,5 @@
-"""Key-range bounds that prune the MERGE target scan — literal rendering, no Spark session needed."""
+"""The MERGE ON clause: key-range bounds that prune the target scan (literal rendering) and ranged match
+columns."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from lakelogic.tables.spark_merge import bounds_predicate, sql_literal
+from pyspark.sql import SparkSession
+
+from lakelogic.tables.spark_merge import bounds_predicate, change_set_update_sql, sql_literal
 
 
 @pytest.mark.parametrize(
@@ -35,3 +38,38 @@ def test_bounds_predicate_quotes_columns() -> None:
         "t.`id` BETWEEN 1 AND 9 AND t.`odd``name` BETWEEN 'a' AND 'b'"
     )
     assert bounds_predicate({}) == ""
+
+
+def test_ranged_match_column_is_compared_outside_the_hash_key() -> None:
+    sql = change_set_update_sql(
+        "cat.db.t", "v", columns=["k", "from", "x"], match=("k", "from"), ranged=("from",)
+    )
+    assert "ON t.`k` = s.`k` AND t.`from` >= s.`from` AND t.`from` <= s.`from` WHEN MATCHED" in sql
+    plain = change_set_update_sql("cat.db.t", "v", columns=["k", "from", "x"], match=("k", "from"))
+    assert "ON t.`k` = s.`k` AND t.`from` = s.`from` WHEN MATCHED" in plain
+    with pytest.raises(ValueError, match="equality"):
+        change_set_update_sql("cat.db.t", "v", columns=["k", "x"], match=("k",), ranged=("k",))
+
+
+def test_ranged_comparison_matches_exactly_the_pairs_equality_matches(spark: SparkSession) -> None:
+    """NULLs match nothing, NaN matches NaN, close timestamps do not match: the same pairs as ``=``."""
+    rows = [
+        (1, 1.0, datetime(2024, 1, 1, 0, 0, 0)),
+        (1, float("nan"), datetime(2024, 1, 1, 0, 0, 0, 1)),
+        (2, None, None),
+        (3, -0.0, datetime(2024, 5, 1)),
+    ]
+    probe = [*rows, (3, 0.0, datetime(2024, 5, 1)), (1, 1.0, datetime(2024, 1, 1, 0, 0, 0, 1))]
+    schema = "k int, f double, ts timestamp"
+    spark.createDataFrame(rows, schema).createOrReplaceTempView("ranged_t")
+    spark.createDataFrame(probe, schema).createOrReplaceTempView("ranged_s")
+
+    def pairs(on: str) -> list[tuple[object, ...]]:
+        found = spark.sql(f"SELECT t.*, s.* FROM ranged_t t JOIN ranged_s s ON {on}").collect()
+        return sorted((tuple(map(repr, r)) for r in found))
+
+    for column in ("f", "ts"):
+        equal = pairs(f"t.k = s.k AND t.{column} = s.{column}")
+        ranged = pairs(f"t.k = s.k AND t.{column} >= s.{column} AND t.{column} <= s.{column}")
+        assert ranged == equal
+        assert equal  # the data has matching pairs for both columns

@@ -94,12 +94,15 @@ class TableAdapter(Protocol):
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
+        ranged: tuple[str, ...] = (),
     ) -> CommitResult:
         """Apply a change set (target columns + ``_ll_op``) matched on ``match`` in one commit.
 
         ``bounds``: per match column, the range holding every updated/deleted key ({} = none); formats may
         use it to prune the target scan. ``counts``: rows per operation when known (lets a format skip
-        statements with nothing to do). A format may release ``changes``' cache once it has read it."""
+        statements with nothing to do). ``ranged``: match columns a join should check after hashing the
+        others (see ``spark_merge._change_set_on``); formats that do not join may ignore it. A format may
+        release ``changes``' cache once it has read it."""
         ...
 
     def empty(self, stamp: CommitStamp) -> bool:

@@ -120,13 +120,16 @@ class NativeDeltaTable:
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
+        ranged: tuple[str, ...] = (),
     ) -> CommitResult:
         columns = target_columns(changes)
         if not self.exists():
             return self._write(changes.where(f"{OP} = 'insert'").select(*columns), stamp, spec, "append")
         view = f"_ll_changes_{uuid.uuid4().hex[:12]}"
         changes.createOrReplaceTempView(view)
-        statement = change_set_merge_sql(self.sql_name, view, columns=columns, match=match, bounds=bounds)
+        statement = change_set_merge_sql(
+            self.sql_name, view, columns=columns, match=match, bounds=bounds, ranged=ranged
+        )
         previous: Any = self.spark.conf.get(USER_METADATA_CONF, None)
         self.spark.conf.set(USER_METADATA_CONF, json.dumps(stamp.properties()))
         try:

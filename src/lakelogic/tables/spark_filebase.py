@@ -218,6 +218,7 @@ class FileTableBase(ABC):
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
+        ranged: tuple[str, ...] = (),
     ) -> CommitResult:
         columns = target_columns(changes)
         if not self.exists():

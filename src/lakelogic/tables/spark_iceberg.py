@@ -221,6 +221,7 @@ class IcebergTable:
         match: tuple[str, ...],
         bounds: Mapping[str, tuple[Any, Any]] | None = None,
         counts: Mapping[str, int] | None = None,
+        ranged: tuple[str, ...] = (),
     ) -> CommitResult:
         """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
         published together (spark_iceberg_branch): no outer join between the change set and the target."""
@@ -249,7 +250,9 @@ class IcebergTable:
 
         def statements(table_sql: str) -> list[str | None]:
             return [
-                change_set_update_sql(table_sql, touched_view, columns=columns, match=match, bounds=bounds)
+                change_set_update_sql(
+                    table_sql, touched_view, columns=columns, match=match, bounds=bounds, ranged=ranged
+                )
                 if touching
                 else None,
                 change_set_insert_sql(table_sql, view, columns=columns) if inserting else None,

@@ -312,4 +312,8 @@ def _commit(
     touching = counts.get("update", 0) + counts.get("delete", 0)
     bounds = {} if touching == 0 else (summary.bounds or None)
     # the cached frame itself (adapters skip its internal columns), so it is released before the publish
-    return adapter.apply_changes(changes, stamp, spec, match=tuple(match), bounds=bounds, counts=counts)
+    # the business key is the join's hash key; effective_from is checked on its few matches
+    ranged = tuple(match[len(match) - 1 :])
+    return adapter.apply_changes(
+        changes, stamp, spec, match=tuple(match), bounds=bounds, counts=counts, ranged=ranged
+    )
