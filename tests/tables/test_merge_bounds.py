@@ -66,7 +66,7 @@ def test_ranged_comparison_matches_exactly_the_pairs_equality_matches(spark: Spa
 
     def pairs(on: str) -> list[tuple[object, ...]]:
         found = spark.sql(f"SELECT t.*, s.* FROM ranged_t t JOIN ranged_s s ON {on}").collect()
-        return sorted((tuple(map(repr, r)) for r in found))
+        return sorted(tuple(map(repr, r)) for r in found)
 
     for column in ("f", "ts"):
         equal = pairs(f"t.k = s.k AND t.{column} = s.{column}")

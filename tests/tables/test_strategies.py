@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from lakelogic.errors import MergeKeyError, UnsupportedError
 from lakelogic.tables.spark_write import write_frame
@@ -115,6 +116,10 @@ def test_merge_duplicate_keys_refused_with_samples_or_deduplicated(spark: Any, m
     with pytest.raises(MergeKeyError, match="id=1"):
         write_frame(spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), _stamp("r1"))
     assert not read_back_exists(target)
+    flagged = batch.withColumn("_ll_delete", F.lit(False))  # the plan the write caches for its check
+    assert not _is_cached(spark, flagged), "a refused batch's cache is released"
+    assert _is_cached(spark, flagged.persist()), "the lookup sees the write's plan"
+    flagged.unpersist()
 
     guarded = WriteSpec(strategy="merge", primary_key=("id",), merge_dedup_guard=True, watermark_field="ts")
     write_frame(spark, batch, target, guarded, _stamp("r2"))
@@ -127,6 +132,11 @@ def test_merge_duplicate_keys_refused_with_samples_or_deduplicated(spark: Any, m
     )
     with pytest.raises(MergeKeyError, match="no ordering column"):
         write_frame(spark, batch, target, no_order, _stamp("r4"))
+
+
+def _is_cached(spark: Any, frame: Any) -> bool:
+    manager = spark._jsparkSession.sharedState().cacheManager()
+    return bool(manager.lookupCachedData(frame._jdf).isDefined())
 
 
 def read_back_exists(target: ResolvedTarget) -> bool:

@@ -85,17 +85,30 @@ def one_row_per_key(batch: DataFrame, keys: tuple[str, ...], spec: WriteSpec) ->
         order = cdc_ts or (spec.watermark_field if spec.watermark_field in batch.columns else None)
         if order:
             return _latest_per_key(flagged, keys, order)
-        collapsed = flagged.dropDuplicates()
-        samples = duplicate_key_samples(collapsed, keys)
-        if samples:
-            raise _refuse(keys, samples, "with different values and no ordering column")
-        return collapsed
-    samples = duplicate_key_samples(flagged, keys)
+        return _without_duplicates(
+            flagged.dropDuplicates(), keys, "with different values and no ordering column"
+        )
+    if spec.cdc_enabled:
+        why = "(several CDC events per key need source.cdc_timestamp_field)"
+    else:
+        why = "and merge_dedup_guard is false"
+    return _without_duplicates(flagged, keys, why)
+
+
+def _without_duplicates(frame: DataFrame, keys: tuple[str, ...], why: str) -> DataFrame:
+    """``frame``, cached, after checking that no key occurs twice. Cached before the check, so the check
+    fills the cache the write then reads instead of computing the batch once more (the caller persisting
+    the result again is a no-op for the same plan; it releases it)."""
+    cached = frame.persist()
+    try:
+        samples = duplicate_key_samples(cached, keys)
+    except BaseException:
+        cached.unpersist()
+        raise
     if samples:
-        if spec.cdc_enabled:
-            raise _refuse(keys, samples, "(several CDC events per key need source.cdc_timestamp_field)")
-        raise _refuse(keys, samples, "and merge_dedup_guard is false")
-    return flagged
+        cached.unpersist()
+        raise _refuse(keys, samples, why)
+    return cached
 
 
 def check_keys_present(batch: DataFrame, keys: tuple[str, ...]) -> None:
