@@ -239,3 +239,40 @@ def test_a_commit_to_main_during_the_run_is_a_retryable_conflict(
     assert out.committed and (out.rows_updated, out.rows_inserted) == (1, 1)
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n"), (9, "other writer")], key=str)
+
+
+def test_the_insert_of_a_small_batch_shuffles_neither_the_target_nor_the_batch(
+    spark: Any, make_target: Make
+) -> None:
+    from lakelogic.tables.spark_iceberg_merge import insert_statement
+
+    target = _seeded(spark, make_target)
+    table = quote_table(target.name)
+    spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA).createOrReplaceTempView("insert_batch")
+    small = insert_statement(table, table, "insert_batch", ["id", "name"], keys=("id",))
+    # statistics would get these tiny tables broadcast anyway; only the hints may count here
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        plan = spark.sql(f"EXPLAIN {small}").first()[0]
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+    assert "SortMergeJoin" not in plan and "Exchange hashpartitioning" not in plan, plan
+    assert plan.count("BroadcastHashJoin") == 2, plan
+    large = insert_statement(table, table, "insert_batch", ["id", "name"], keys=("id",), broadcast=False)
+    assert "BROADCAST" not in large
+
+
+@pytest.mark.parametrize("broadcast_limit", [1, 2_000_000])
+def test_the_merge_fast_path_is_the_same_with_and_without_broadcasts(
+    spark: Any, make_target: Make, broadcast_limit: int
+) -> None:
+    from dataclasses import replace
+
+    target = _seeded(spark, make_target)
+    batch = spark.createDataFrame([(1, "a"), (2, "B"), (3, "c"), (4, "d")], SCHEMA)
+    spec = replace(SPEC, broadcast_keys_max_rows=broadcast_limit)
+    out = write_frame(spark, batch, target, spec, CommitStamp("run-b", "o"))
+    assert (out.rows_updated, out.rows_inserted) == (1, 2)
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (4, "d"), (None, "n")], key=str)

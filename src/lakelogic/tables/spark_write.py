@@ -205,7 +205,18 @@ def _single_scan(
     assert isinstance(adapter, IcebergTable)
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     columns = [c for c in aligned.columns if c != DELETE_FLAG]
-    merged = single_scan_merge(adapter, aligned, columns, stamp, spec, batch_columns=batch_columns)
+    # the run's good-row count when it gave one (an upper bound after de-duplication); else the cache
+    # filled by the duplicate-key check
+    rows = spec.batch_rows if spec.batch_rows is not None else prepared.count()
+    merged = single_scan_merge(
+        adapter,
+        aligned,
+        columns,
+        stamp,
+        spec,
+        batch_columns=batch_columns,
+        broadcast=rows <= spec.broadcast_keys_max_rows,
+    )
     outcome.rows_inserted, outcome.rows_updated = merged.inserted, merged.updated
     if merged.inserted == 0 and merged.updated == 0:
         return None
