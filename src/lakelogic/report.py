@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from lakelogic.types import RunStatus
 
@@ -26,19 +26,24 @@ class Counts(_Model):
     deduplicated: int = 0
     expanded: int = 0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_ratio_is_not_input(cls, data: Any) -> Any:
+        """A dumped report validates again: its ``quarantine_ratio`` is derived, not a field."""
+        if isinstance(data, dict) and "quarantine_ratio" in data:
+            data = {k: v for k, v in data.items() if k != "quarantine_ratio"}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def quarantine_ratio(self) -> float:
+        """Serialised with the counts wherever the report is (SEMANTICS §22)."""
         total = self.good + self.quarantined
         return self.quarantined / total if total else 0.0
 
     def reconciles(self) -> bool:
         """``source + expanded = good + quarantined + filtered`` (SEMANTICS §12)."""
         return self.source + self.expanded == self.good + self.quarantined + self.filtered
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
-        data = super().model_dump(**kwargs)
-        data["quarantine_ratio"] = self.quarantine_ratio
-        return data
 
 
 class RuleResult(_Model):
@@ -177,6 +182,4 @@ class RunReport(_Model):
         self.duration_seconds = (self.finished_at - self.started_at).total_seconds()
 
     def to_json_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
-        data["counts"]["quarantine_ratio"] = self.counts.quarantine_ratio
-        return data
+        return self.model_dump(mode="json")

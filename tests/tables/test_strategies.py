@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from lakelogic.errors import MergeKeyError, UnsupportedError
 from lakelogic.tables.spark_write import write_frame
-from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.spec import WriteSpec, scd2_spec_from
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
 from tests.tables.conftest import FORMATS, read_back
@@ -241,3 +241,24 @@ def test_a_deduplicated_merge_batch_is_not_spread_over_the_shuffle_partitions(
         "WHERE summary['lakelogic.run_id'] = 'r1'"
     ).first()
     assert added is not None and added["n"] <= 2
+
+
+@pytest.mark.parametrize("key", ["partition_by", "cluster_by"])
+def test_a_layout_column_missing_from_the_output_is_a_plan_error(
+    spark: Any, make_target: Make, key: str
+) -> None:
+    from lakelogic.errors import PlanError
+
+    target = make_target("parquet")
+    batch = spark.createDataFrame([(1, "a")], "id int, name string")
+    spec = WriteSpec(strategy="append", **{key: ("no_such_col",)})
+    with pytest.raises(PlanError, match=f"materialization.{key}: no_such_col not in the output"):
+        write_frame(spark, batch, target, spec, _stamp("r1"))
+    assert not read_back_exists(target), "nothing is written"
+    scd2 = WriteSpec(
+        strategy="scd2",
+        primary_key=("id",),
+        partition_by=("is_current",),
+        scd2=scd2_spec_from({}, keys=("id",)),
+    )
+    write_frame(spark, batch, target, scd2, _stamp("r2"))  # a column the strategy adds is fine

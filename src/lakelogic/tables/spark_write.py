@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from lakelogic.errors import CommitError, LakeLogicError, SchemaEvolutionError, UnsupportedError
+from lakelogic.errors import CommitError, LakeLogicError, PlanError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.conflicts import as_conflict
 from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, one_row_per_key
@@ -83,6 +83,36 @@ def _require_strategy(target: ResolvedTarget, strategy: str) -> None:
             f"format {target.format} supports only append/overwrite, not {strategy}",
             hint="use iceberg, delta or parquet for merge/scd2",
         )
+
+
+def _require_layout_columns(frame: DataFrame, spec: WriteSpec) -> None:
+    """§13.4: ``partition_by``/``cluster_by`` columns must exist in the output. The compiler rejects what it
+    can prove missing; a column left to the source is checked here, before anything is written, instead of
+    the table silently being laid out without it."""
+    available = set(frame.columns) | set(_written_by_strategy(spec))
+    for key, columns in (("partition_by", spec.partition_by), ("cluster_by", spec.cluster_by)):
+        missing = [c for c in columns if c not in available]
+        if missing:
+            raise PlanError(
+                f"{', '.join(missing)} not in the output; output columns: {', '.join(frame.columns)}",
+                yaml_path=f"materialization.{key}",
+            )
+
+
+def _written_by_strategy(spec: WriteSpec) -> tuple[str, ...]:
+    """Columns the write itself adds to the batch (SCD2's version columns, soft-delete columns)."""
+    added = [spec.soft_delete_column, spec.soft_delete_time_column, spec.soft_delete_reason_column]
+    if spec.scd2 is not None:
+        scd = spec.scd2
+        added += [
+            scd.effective_from,
+            scd.effective_to,
+            scd.current_flag,
+            scd.version_column,
+            scd.surrogate_key,
+            scd.change_reason_column,
+        ]
+    return tuple(c for c in added if c)
 
 
 def _evolve(
@@ -251,6 +281,7 @@ def write_frame(
     in the window are replaced by the batch in one commit (SEMANTICS §13.4).
     """
     _require_strategy(target, spec.strategy)
+    _require_layout_columns(frame, spec)
     adapter = adapter or adapter_for(spark, target)
     outcome = WriteOutcome(target=target.name, format=target.format, strategy=spec.strategy)
     if adapter.already_committed(stamp):
