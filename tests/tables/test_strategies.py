@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -262,3 +263,37 @@ def test_a_layout_column_missing_from_the_output_is_a_plan_error(
         scd2=scd2_spec_from({}, keys=("id",)),
     )
     write_frame(spark, batch, target, scd2, _stamp("r2"))  # a column the strategy adds is fine
+
+
+@pytest.mark.parametrize("strategy", ["merge", "scd2"])
+def test_soft_delete_columns_need_not_be_in_the_batch(spark: Any, make_target: Make, strategy: str) -> None:
+    """§13.6: configured soft-delete columns are added to the table; a CDC delete flags the row (merge) or
+    the closed version (SCD2) instead of the column never existing and the row being removed."""
+    schema = "id int, name string, op string, ts timestamp"
+    seed = spark.createDataFrame(
+        [(1, "a", "I", datetime(2024, 1, 1)), (2, "b", "I", datetime(2024, 1, 1))], schema
+    )
+    delete = spark.createDataFrame([(1, "a", "D", datetime(2024, 1, 5))], schema)
+    spec = WriteSpec(
+        strategy=strategy,
+        primary_key=("id",),
+        soft_delete_column="is_deleted",
+        soft_delete_time_column="deleted_at",
+        soft_delete_reason_column="deleted_why",
+        cdc_op_field="op",
+        cdc_delete_values=("D",),
+        cdc_timestamp_field="ts",
+        scd2=scd2_spec_from({"timestamp_field": "ts"}, keys=("id",)) if strategy == "scd2" else None,
+    )
+    target = make_target("iceberg")
+    write_frame(spark, seed, target, spec, _stamp("s"))
+    out = write_frame(spark, delete, target, spec, _stamp("d"))
+    rows = read_back(spark, target)
+    assert {"is_deleted", "deleted_at", "deleted_why"} <= set(rows[0])
+    flagged = [r for r in rows if r["id"] == 1 and r["is_deleted"]]
+    assert len(flagged) == 1 and flagged[0]["deleted_at"] == datetime(2024, 1, 5)
+    if strategy == "merge":
+        assert out.rows_deleted == 0 and flagged[0]["deleted_why"] == "D"
+    else:
+        assert out.versions_closed == 1 and flagged[0]["is_current"] is False
+    assert all(not r["is_deleted"] for r in rows if r["id"] == 2), "other keys are untouched"

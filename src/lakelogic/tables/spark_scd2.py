@@ -18,7 +18,14 @@ from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
-from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, delete_flag, q
+from lakelogic.tables.spark_batch import (
+    DELETE_FLAG,
+    change_partitions,
+    check_keys_present,
+    delete_flag,
+    q,
+    with_soft_delete_columns,
+)
 from lakelogic.tables.spark_merge import CLOSED, OP, ChangeSummary, summarize_changes
 from lakelogic.tables.spark_scd2_forward import OTHER, forward_change_set, other_keys_stored, other_rows
 from lakelogic.tables.spark_scd2_versions import (
@@ -145,6 +152,7 @@ def scd2_write(
     current_schema = adapter.schema()
     types = scd_column_types(scd, frame.schema, current_schema)
     batch_columns = {c for c in frame.columns if c not in types and not c.startswith("_ll_")}
+    frame = with_soft_delete_columns(frame, spec)
     flagged = frame.withColumn(DELETE_FLAG, delete_flag(frame, spec))
     shaped = shape_batch(flagged, scd, types)
     aligned, _ = evolve(adapter, shaped, spec, outcome)

@@ -17,7 +17,13 @@ from pyspark.sql.types import StructField, StructType
 from lakelogic.errors import CommitError, LakeLogicError, PlanError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.conflicts import as_conflict
-from lakelogic.tables.spark_batch import DELETE_FLAG, change_partitions, check_keys_present, one_row_per_key
+from lakelogic.tables.spark_batch import (
+    DELETE_FLAG,
+    change_partitions,
+    check_keys_present,
+    one_row_per_key,
+    with_soft_delete_columns,
+)
 from lakelogic.tables.spark_evolution import (
     EvolutionPlan,
     align_batch,
@@ -174,6 +180,7 @@ def _keyed_write(
     keys = spec.primary_key
     check_keys_present(frame, keys)
     batch_columns = {c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)}
+    frame = with_soft_delete_columns(frame, spec)
     prepared = one_row_per_key(frame, keys, spec).persist()
     try:
         return _apply_keyed(adapter, prepared, spec, stamp, outcome, batch_columns)
