@@ -90,3 +90,24 @@ def test_composite_unique_rule_reports_the_exact_duplicate_count(spark: Any, tmp
     frame = spark.createDataFrame([(1, "a"), (1, "a"), (1, "a"), (2, None), (2, None)], "id int, name string")
     rule = DataProcessor(doc, spark=spark).run(frame, output_good=tmp_path / "good").report.dataset_rules[0]
     assert rule.passed is False and rule.observed == 2
+
+
+def test_a_query_rule_on_a_column_only_the_write_adds_reports_passed_null(spark: Any) -> None:
+    """§10.5: the run does not fail on the unresolved column; the rule is not judged."""
+    doc = contract(
+        FIELDS,
+        primary_key=["id"],
+        quality={
+            "dataset_rules": [
+                {"name": "has_current", "sql": "SELECT count(*) > 0 FROM source WHERE is_current"}
+            ]
+        },
+        materialization={"strategy": "scd2", "scd2": {}},
+    )
+    report = (
+        DataProcessor(doc, spark=spark).run(spark.createDataFrame([(1, "a")], "id int, name string")).report
+    )
+    assert report.error is None and report.status.value == "succeeded", report.error
+    rules = _by_name(report)
+    assert rules["has_current"].passed is None and rules["has_current"].observed is None
+    assert rules["id_unique"].passed is True, "the other rules are still evaluated"

@@ -141,3 +141,25 @@ def test_dataset_generated_names_get_suffixes() -> None:
         quality={"dataset_rules": [{"row_count_between": {"min": 1}}, {"row_count_between": {"max": 9}}]}
     )
     assert list(rules) == ["row_count_between", "row_count_between_2"]
+
+
+def test_a_full_select_reading_a_write_only_column_of_source_is_flagged() -> None:
+    model = {"fields": [{"name": "id", "type": "int"}, {"name": "k", "type": "int"}]}
+    rules = rules_of(
+        model=model,
+        primary_key=["id"],
+        materialization={"strategy": "scd2", "scd2": {"surrogate_key": "sk"}},
+        quality={
+            "dataset_rules": [
+                {"name": "has_current", "sql": "SELECT count(*) > 0 FROM source WHERE is_current"},
+                {"name": "aliased", "sql": "SELECT count(*) = 0 FROM source s WHERE s.sk IS NULL"},
+                {
+                    "name": "link_flag",
+                    "sql": "SELECT count(*) > 0 FROM source s JOIN dim d ON s.k = d.k WHERE d.is_current",
+                },
+            ]
+        },
+    )
+    assert rules["has_current"].materialization_columns == ("is_current",)
+    assert rules["aliased"].materialization_columns == ("sk",)
+    assert rules["link_flag"].materialization_columns == (), "the link's is_current is not the write's"

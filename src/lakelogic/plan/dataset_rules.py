@@ -17,7 +17,14 @@ from lakelogic.errors import PlanError
 from lakelogic.plan.access import as_list, opt
 from lakelogic.plan.naming import RuleNamer, sanitize_name
 from lakelogic.plan.rule_drafts import category_of, parse_severity, rule_option
-from lakelogic.plan.sqlutil import columns_read, is_query, parse_sql, quote_ident, sql_literal
+from lakelogic.plan.sqlutil import (
+    columns_read,
+    is_query,
+    parse_sql,
+    query_source_columns,
+    quote_ident,
+    sql_literal,
+)
 from lakelogic.plan.steps import DatasetRule
 from lakelogic.types import Severity
 
@@ -249,7 +256,7 @@ def _declared(item: Any, path: str) -> _Draft:
         query=query,
         check_sql=check,
         expected=expected,
-        columns=columns_read(tree) if not is_query(tree) else (),
+        columns=query_source_columns(tree) if is_query(tree) else columns_read(tree),
     )
 
 

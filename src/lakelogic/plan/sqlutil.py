@@ -201,6 +201,22 @@ def columns_read(tree: exp.Expr) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def query_source_columns(tree: exp.Expr) -> tuple[str, ...]:
+    """Columns a full ``SELECT`` reads from ``source`` (the good frame), in first-appearance order.
+
+    A column qualified with ``source`` or one of its aliases is one; an unqualified column is one only
+    when ``source`` is the only table the query reads (with links joined, it may be theirs)."""
+    tables = list(tree.find_all(exp.Table))
+    source_names = {"source"} | {t.alias_or_name.lower() for t in tables if t.name.lower() == "source"}
+    only_source = bool(tables) and all(t.name.lower() == "source" for t in tables)
+    seen: dict[str, None] = {}
+    for col in tree.find_all(exp.Column, bfs=False):
+        qualifier = col.table.lower()
+        if (qualifier in source_names) or (not qualifier and only_source):
+            seen.setdefault(col.name, None)
+    return tuple(seen)
+
+
 def _inside_subquery(node: exp.Expr, root: exp.Expr) -> bool:
     parent = node.parent
     while parent is not None and parent is not root:
