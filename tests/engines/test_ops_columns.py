@@ -76,9 +76,10 @@ def test_coalesce_map_values_and_derive(spark: Any) -> None:
         {"map_values": {"field": "n", "mapping": {"10": "ten", "0": "zero"}, "output": "n_text"}},
         {"map_values": {"field": "flag", "mapping": {True: "Y"}, "default": "N", "output": "flag_text"}},
         {"map_values": {"field": "b", "mapping": {"b1": "B1"}}},
+        {"map_values": {"field": "flag", "mapping": {"true": "yes"}, "output": "flag_word"}},
         {"derive": {"field": "id", "sql": "id * 100"}},
     )
-    assert out.columns == ["id", "a", "b", "n", "flag", "ab", "n_text", "flag_text"]
+    assert out.columns == ["id", "a", "b", "n", "flag", "ab", "n_text", "flag_text", "flag_word"]
     got = rows(out, "id")
     assert [r["ab"] for r in got] == ["b1", "none", "a3"]
     assert [r["n"] for r in got] == [10, 20, 0]
@@ -87,6 +88,8 @@ def test_coalesce_map_values_and_derive(spark: Any) -> None:
     # NULL is unmapped too: it takes the default
     assert [r["flag_text"] for r in got] == ["Y", "N", "N"]
     assert [r["b"] for r in got] == ["B1", None, "b3"]
+    # a boolean without a default: unmapped values stay as their text (no common type with "yes")
+    assert [r["flag_word"] for r in got] == ["yes", "false", None]
     assert [r["id"] for r in got] == [100, 200, 300]
 
 

@@ -165,7 +165,12 @@ def compile_map_values(args: OpArgs) -> OpCompiled:
     default = args.get("default")
     output = args.text("output") or field
     whens = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in mapping.items())
-    fallback = literal(default) if default is not None else quote(field)
+    unchanged = (
+        f"CAST({quote(field)} AS STRING)"
+        if any(isinstance(v, str) for v in mapping.values())
+        else quote(field)
+    )
+    fallback = literal(default) if default is not None else unchanged
     expr = f"CASE CAST({quote(field)} AS STRING) {whens} ELSE {fallback} END"
     return OpCompiled(
         params={"field": field, "mapping": mapping, "default": default, "output": output},

@@ -102,8 +102,11 @@ def apply_map_values(step: Transform, frame: DataFrame, ctx: SparkRunContext) ->
     p = step.params
     require_columns(step, frame, [p["field"]], "field")
     text = col(p["field"]).cast("string")
-    fallback: Column = F.lit(p["default"]) if p.get("default") is not None else col(p["field"])
     mapping: dict[str, Any] = dict(p["mapping"])
+    # an unmapped value stays as it is, as text when the mapping yields text: a boolean or struct column
+    # and a string result have no common type
+    unchanged = text if any(isinstance(v, str) for v in mapping.values()) else col(p["field"])
+    fallback: Column = F.lit(p["default"]) if p.get("default") is not None else unchanged
     if not mapping:
         return with_columns(frame, {p["output"]: fallback})
     items = iter(mapping.items())
