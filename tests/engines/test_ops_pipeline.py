@@ -55,6 +55,8 @@ def test_ops_in_a_contract_run(spark: Any, tmp_path: Path) -> None:
     assert got == [(1, "amer", "2024-01-02"), (1, "amer", "2024-01-03"), (3, "none", "2024-01-01")]
     counts = report.counts
     assert (counts.source, counts.good, counts.deduplicated) == (4, 3, 1)
+    # the empty range (id 2) is filtered and id 1's extra day expanded, though the op's net change is 0
+    assert (counts.filtered, counts.expanded) == (2, 1), "dedup 1 + empty range 1; one extra day"
     assert counts.reconciles()
     duplicate_warnings = [w for w in report.warnings if w.startswith("lookup_duplicate_keys")]
     assert len(duplicate_warnings) == 1 and "transformations[1]" in duplicate_warnings[0]

@@ -89,21 +89,32 @@ def apply_date_diff(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> 
     return with_columns(frame, {p["field"]: diff.cast("long")})
 
 
+def _range_bounds(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> tuple[Column, Column]:
+    p = step.params
+    start = _timestamp_of(step, frame, p["start_col"], "start_col")
+    end = _timestamp_of(step, frame, p["end_col"], "end_col") if p.get("end_col") else F.lit(None)
+    if p["unit"] == "h":
+        # Hourly steps produce timestamps; an open end is the run's as-of instant.
+        return start, F.coalesce(end, F.lit(ctx.as_of).cast("timestamp"))
+    # An open end is "today": the run's as-of date (UTC), so reruns of a run are reproducible.
+    return F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date()))
+
+
+def date_range_empty(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Column:
+    """TRUE for an input row whose range yields no rows (NULL start, or end before start): the row is
+    counted as ``filtered`` and the others' extra rows as ``expanded`` (SEMANTICS §9.2, §12)."""
+    first, last = _range_bounds(step, frame, ctx)
+    return first.isNull() | (last < first)
+
+
 def apply_date_range_explode(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     p = step.params
     unit, count = p["unit"], int(p["count"])
-    start = _timestamp_of(step, frame, p["start_col"], "start_col")
-    end = _timestamp_of(step, frame, p["end_col"], "end_col") if p.get("end_col") else F.lit(None)
-    if unit == "h":
-        # Hourly steps produce timestamps; an open end is the run's as-of instant.
-        first, last = start, F.coalesce(end, F.lit(ctx.as_of).cast("timestamp"))
-    else:
-        # An open end is "today": the run's as-of date (UTC), so reruns of a run are reproducible.
-        first, last = F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date()))
+    first, last = _range_bounds(step, frame, ctx)
     amount = count * 7 if unit == "w" else count
     step_interval = F.expr(f"INTERVAL {amount} {_SEQUENCE_STEP[unit]}")
     # CASE evaluates only the chosen branch, so sequence() never sees end < start (which it rejects).
-    series = F.when(first.isNull() | (last < first), F.lit(None)).otherwise(
+    series = F.when(date_range_empty(step, frame, ctx), F.lit(None)).otherwise(
         F.sequence(first, last, step_interval)
     )
     output = p["output"]
