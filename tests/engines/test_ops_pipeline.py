@@ -60,3 +60,45 @@ def test_ops_in_a_contract_run(spark: Any, tmp_path: Path) -> None:
     assert counts.reconciles()
     duplicate_warnings = [w for w in report.warnings if w.startswith("lookup_duplicate_keys")]
     assert len(duplicate_warnings) == 1 and "transformations[1]" in duplicate_warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("how", "expected_rows", "filtered", "expanded"),
+    [
+        # id 2 misses, cid 10 matches two reference rows, the reference's cid 30 matches nothing
+        ("inner", [(1, "a"), (1, "a2")], 1, 1),
+        ("left", [(1, "a"), (1, "a2"), (2, None)], 0, 1),
+        ("right", [(1, "a"), (1, "a2"), (None, "c")], 1, 2),
+    ],
+)
+def test_join_counts_misses_as_filtered_and_extra_rows_as_expanded(
+    spark: Any, tmp_path: Path, how: str, expected_rows: list[tuple[Any, ...]], filtered: int, expanded: int
+) -> None:
+    from lakelogic import DataProcessor
+
+    link = tmp_path / "seg.parquet"
+    spark.createDataFrame([(10, "a"), (10, "a2"), (30, "c")], "cid int, segment string").write.parquet(
+        str(link)
+    )
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Join counts", "table_name": "join_counts"},
+        "model": {
+            "fields": [
+                {"name": n, "type": t}
+                for n, t in (("id", "integer"), ("cid", "integer"), ("segment", "string"))
+            ]
+        },
+        "links": [{"name": "seg", "path": str(link)}],
+        "transformations": [
+            {"join": {"reference": "seg", "on": "cid", "key": "cid", "fields": ["segment"], "type": how}}
+        ],
+    }
+    frame = spark.createDataFrame([(1, 10), (2, 99)], "id int, cid int")
+    result = DataProcessor(doc, spark=spark).run(frame)
+    assert result.report.error is None, result.report.error
+    good = sorted(((r["id"], r["segment"]) for r in result.good.collect()), key=repr)
+    assert good == sorted(expected_rows, key=repr)
+    counts = result.report.counts
+    assert (counts.filtered, counts.expanded) == (filtered, expanded)
+    assert counts.reconciles() and "__ll_no_output_row" not in result.good.columns

@@ -20,9 +20,9 @@ class RowEffectPoint:
     before: str
     after: str
     effect: str  # filter | dedup | expand | any
-    # The ``before`` point also counts input rows that yield nothing (metric ``empty``): those are
-    # filtered and the rest's extra rows expanded, instead of only the net change being known.
-    counts_empty: bool = False
+    # A point whose metric ``empty`` counts the input rows that yield nothing: those are filtered and the
+    # rest's extra rows expanded, instead of only the net change being known.
+    empty_label: str | None = None
 
 
 @dataclass

@@ -49,6 +49,7 @@ from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserv
 from lakelogic.engines.spark.links import load_links
 from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
 from lakelogic.engines.spark.masking import mask_frame
+from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW
 from lakelogic.engines.spark.probes import attach_probes
 from lakelogic.engines.spark.quarantine import (
     QuarantineParts,
@@ -129,7 +130,13 @@ class PlanExecutor:
         before, after = f"{name}#{self._effect_counter}:in", f"{name}#{self._effect_counter}:out"
         metrics = {"empty": F.sum(F.when(empty, 1).otherwise(0))} if empty is not None else None
         out = run(self.obs.observe(frame, before, metrics))
-        self.row_effects.append(RowEffectPoint(before, after, effect, counts_empty=empty is not None))
+        empty_label = before if empty is not None else None
+        if NO_OUTPUT_ROW in out.columns:  # the op kept the input rows it drops, marked: count, then remove
+            empty_label = f"{name}#{self._effect_counter}:dropped"
+            marked = F.col(NO_OUTPUT_ROW)
+            out = self.obs.observe(out, empty_label, {"empty": F.sum(F.when(marked, 1).otherwise(0))})
+            out = out.where(~marked).drop(NO_OUTPUT_ROW)
+        self.row_effects.append(RowEffectPoint(before, after, effect, empty_label=empty_label))
         return self.obs.observe(out, after)
 
     # --- the run ------------------------------------------------------------------------------
@@ -457,7 +464,7 @@ def _apply_transform(step: Transform, frame: DataFrame, ctx: SparkRunContext) ->
         from lakelogic.engines.spark.ops import apply_transform
     except ImportError as exc:  # pragma: no cover - the ops module ships with the engine
         raise EngineError("transformation ops are not available (lakelogic.engines.spark.ops)") from exc
-    return apply_transform(step, frame, ctx)
+    return apply_transform(step, frame, ctx, keep_dropped=True)
 
 
 def _empty_result(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Column | None:

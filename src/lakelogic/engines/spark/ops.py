@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 
 from lakelogic.engines.spark import ops_columns as columns
 from lakelogic.engines.spark import ops_dates as dates
@@ -19,7 +20,7 @@ from lakelogic.engines.spark import ops_links as links
 from lakelogic.engines.spark import ops_reshape as reshape
 from lakelogic.engines.spark import ops_rows as rows
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.ops_frame import op_error
+from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW, op_error
 from lakelogic.engines.spark.ops_sqlviews import run_query
 from lakelogic.engines.spark.ops_warnings import resolve_pending_warnings
 from lakelogic.errors import EngineError, PlanError
@@ -64,12 +65,23 @@ EMPTY_RESULT: dict[str, Callable[[Transform, DataFrame, SparkRunContext], Column
 }
 
 
-def apply_transform(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
+def apply_transform(
+    step: Transform, frame: DataFrame, ctx: SparkRunContext, *, keep_dropped: bool = False
+) -> DataFrame:
     """Apply one op to ``frame`` (lazily). ``cast`` is executed by the engine core (its failures feed
     the quarantine), so it is not handled here.
 
-    Raises :class:`PlanError` (op index and YAML path) when the op names a missing column or link.
+    ``keep_dropped``: the input rows the op drops stay, marked by ``NO_OUTPUT_ROW`` (ops that also add
+    rows: the executor counts them before removing them). Raises :class:`PlanError` (op index and YAML
+    path) when the op names a missing column or link.
     """
+    out = _apply(step, frame, ctx)
+    if keep_dropped or NO_OUTPUT_ROW not in out.columns:
+        return out
+    return out.where(~F.col(NO_OUTPUT_ROW)).drop(NO_OUTPUT_ROW)
+
+
+def _apply(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     impl = IMPLEMENTATIONS.get(step.op)
     if impl is None:
         if step.op == "cast":

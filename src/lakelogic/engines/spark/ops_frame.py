@@ -49,6 +49,11 @@ def with_columns(frame: DataFrame, assignments: Mapping[str, Column]) -> DataFra
     return frame.select(*items)
 
 
+# An op that drops some input rows while adding others may keep the dropped rows with this column TRUE;
+# the executor counts them (filtered) and removes them (see PlanExecutor._counted).
+NO_OUTPUT_ROW = "__ll_no_output_row"
+
+
 def hidden_name(step: Transform, frame: DataFrame, purpose: str) -> str:
     """A helper column name that cannot clash with the frame's columns."""
     base = f"__ll_{purpose}_{step.index}"

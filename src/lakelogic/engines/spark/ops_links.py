@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
+    NO_OUTPUT_ROW,
     col,
     field_type,
     hidden_name,
@@ -95,6 +96,24 @@ def _duplicate_keys_message(step: Transform, most_rows: object) -> str | None:
     )
 
 
+def _join_marking_misses(
+    frame: DataFrame, reference: DataFrame, condition: Column, key_col: str, how: str
+) -> DataFrame:
+    """The join, except that the frame rows an ``inner``/``right`` join drops are kept with
+    ``NO_OUTPUT_ROW`` TRUE; the executor counts them as filtered and removes them (SEMANTICS §9.2: join
+    misses are ``filtered``, fan-out and reference-only rows ``expanded``, not just the net change). A
+    matched row always has the reference key (``=`` never matches NULL)."""
+    if how not in ("inner", "right"):
+        return frame.join(reference, condition, how)
+    if how == "inner":
+        joined = frame.join(reference, condition, "left")
+        return joined.withColumn(NO_OUTPUT_ROW, F.col(key_col).isNull())
+    present = f"{key_col}_frame"
+    joined = frame.withColumn(present, F.lit(True)).join(reference, condition, "full")
+    miss = F.col(present).isNotNull() & F.col(key_col).isNull()
+    return joined.withColumn(NO_OUTPUT_ROW, miss).drop(present)
+
+
 def apply_join(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     """SQL join adding ``prefix + f = COALESCE(ref.f, defaults[f])`` per listed field.
 
@@ -111,7 +130,7 @@ def apply_join(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataF
     key_col = hidden_name(step, frame, "jn_key")
     hidden = {f: hidden_name(step, frame, f"jn_{i}") for i, f in enumerate(fields)}
     reference = ref.select(ref_key.alias(key_col), *(col(f).alias(hidden[f]) for f in fields))
-    joined = frame.join(reference, frame_key == F.col(key_col), p["type"])
+    joined = _join_marking_misses(frame, reference, frame_key == F.col(key_col), key_col, p["type"])
     defaults = dict(p.get("defaults") or {})
     assignments: dict[str, Column] = {}
     for f in fields:

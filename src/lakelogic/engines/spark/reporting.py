@@ -32,8 +32,8 @@ def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
     for point in ev.row_effects:
         before, after = obs.rows(point.before), obs.rows(point.after)
         removed, added = max(before - after, 0), max(after - before, 0)
-        if point.counts_empty:
-            removed = int(obs.value(point.before, "empty") or 0)
+        if point.empty_label is not None:
+            removed = int(obs.value(point.empty_label, "empty") or 0)
             counts.filtered += removed
             counts.expanded += after - (before - removed)
         elif point.effect in ("filter", "dedup"):
