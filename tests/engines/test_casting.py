@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -32,6 +33,12 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("double", "1e3", 1000.0),
     ("decimal(5,2)", "12.34", 12.34),
     ("decimal(5,2)", "12345.6", FAIL),
+    # exact, never rounded (§5.3): more fractional digits than the scale fail unless they are zeros
+    ("decimal(5,2)", "1.234", FAIL),
+    ("decimal(5,2)", "0.005", FAIL),
+    ("decimal(5,2)", " 1.230 ", 1.23),
+    ("decimal(5,2)", "1e2", 100.0),
+    ("decimal(38,0)", "12345678901234567890123456789", 12345678901234567890123456789),
     ("boolean", "Yes", True),
     ("boolean", "f", False),
     ("boolean", "0", False),
@@ -56,6 +63,7 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("array<int>", "nope", FAIL),
     ("json", '{"a":1}', '{"a":1}'),
     ("json", "{bad", FAIL),
+    ("json", "null", "null"),
     ("string", "  kept  ", "  kept  "),
 ]
 
@@ -105,6 +113,11 @@ def test_numeric_sources_reject_fractions_and_overflow(spark: Any) -> None:
         ("boolean", 1.0, True),
         ("string", 1.5, "1.5"),
         ("date", 1.0, FAIL),
+        ("decimal(3,0)", 1.5, FAIL),
+        ("decimal(3,0)", -7.0, -7),
+        ("decimal(12,2)", 0.1, Decimal("0.10")),
+        ("decimal(12,2)", 0.125, FAIL),
+        ("decimal(12,2)", float("nan"), FAIL),
     ]
     for (target, raw, expected), (value, failed) in zip(
         doubles, _evaluate(spark, doubles, DoubleType()), strict=True
@@ -171,3 +184,13 @@ def test_raw_values_render_exactly_as_to_json_does(spark: Any, source_type: str)
     reference = F.expr("to_json(named_struct('v', x))")
     rows = frame.select(F.expr(raw_json_sql("x", source)).alias("ours"), reference.alias("json")).collect()
     assert rows and all(r["json"] == '{"v":' + r["ours"] + "}" for r in rows), rows
+
+
+def test_a_string_column_is_not_yet_a_json_field() -> None:
+    """§5.2: `json` is stored as a string, but its text is checked, so a string column still gets a cast."""
+    from pyspark.sql.types import StringType
+
+    from lakelogic.engines.spark.casting import spark_type_matches
+
+    assert not spark_type_matches(StringType(), parse_type("json"))
+    assert spark_type_matches(StringType(), parse_type("string"))

@@ -241,11 +241,26 @@ def _to_floating(x: str, source: DataType, kind: str) -> str:
 
 
 def _to_decimal(x: str, source: DataType, target: LogicalType) -> str:
+    """Exact: a value with more fractional digits than the scale is a cast failure (SEMANTICS §5.3:
+    "never wrapped, truncated or nulled"), where Spark's cast rounds half-up."""
     spark_type = target.spark_sql()
-    if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
+    if isinstance(source, _INTEGRAL):
         return f"try_cast({x} AS {spark_type})"
+    if isinstance(source, (*_FRACTIONAL, DecimalType)):
+        value = f"try_cast({x} AS {spark_type})"
+        if isinstance(source, DecimalType) and source.scale <= (target.scale or 0):
+            return value
+        # a float is exact when the rounded value converts back to it: its shortest decimal text has no
+        # more fractional digits than the scale (a shorter text that round-trips would be the shortest)
+        back = f"CAST({value} AS DOUBLE) = {x}" if isinstance(source, _FRACTIONAL) else f"{value} = {x}"
+        return f"CASE WHEN {back} THEN {value} END"
     if isinstance(source, StringType):
-        return f"try_cast({_trimmed(x)} AS {spark_type})"
+        text = _trimmed(x)
+        value = f"try_cast({text} AS {spark_type})"
+        # the text at the widest scale that still holds the type's integer digits, compared exactly
+        wide_scale = 38 - ((target.precision or 38) - (target.scale or 0))
+        wide = f"try_cast({text} AS DECIMAL(38,{wide_scale}))"
+        return f"CASE WHEN {value} = {wide} THEN {value} END"
     return f"CAST(NULL AS {spark_type})"
 
 
@@ -383,7 +398,11 @@ def _to_array(x: str, source: DataType, target: LogicalType, formats: CastFormat
 
 
 def spark_type_matches(source: DataType, target: LogicalType) -> bool:
-    """True when a column of ``source`` type already has the model type (no cast needed)."""
+    """True when a column of ``source`` type already has the model type (no cast needed). A ``json``
+    field is stored as a string but its text must still be valid JSON (SEMANTICS §5.2), so it never
+    matches."""
+    if target.kind == "json":
+        return False
     return source.simpleString().lower() == target.spark_sql().lower().replace(" ", "")
 
 
