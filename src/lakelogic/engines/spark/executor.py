@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark import enforce as schema
@@ -119,18 +119,16 @@ class PlanExecutor:
         found = self._steps(kind)
         return found[0] if found else None
 
-    def _counted(
-        self, frame: DataFrame, effect: str, name: str, run: Any, empty: Column | None = None
-    ) -> DataFrame:
+    def _counted(self, frame: DataFrame, effect: str, name: str, run: Any) -> DataFrame:
         """Run ``run(frame)`` with row-count observations before and after when the step may change it.
-        ``empty``: TRUE for an input row that yields no output row (also counted, see RowEffectPoint)."""
+        An op that drops some rows while adding others keeps the dropped ones marked ``NO_OUTPUT_ROW``:
+        they are counted (see RowEffectPoint) and removed here."""
         if effect == "none":
             return run(frame)
         self._effect_counter += 1
         before, after = f"{name}#{self._effect_counter}:in", f"{name}#{self._effect_counter}:out"
-        metrics = {"empty": F.sum(F.when(empty, 1).otherwise(0))} if empty is not None else None
-        out = run(self.obs.observe(frame, before, metrics))
-        empty_label = before if empty is not None else None
+        out = run(self.obs.observe(frame, before))
+        empty_label = None
         if NO_OUTPUT_ROW in out.columns:  # the op kept the input rows it drops, marked: count, then remove
             empty_label = f"{name}#{self._effect_counter}:dropped"
             marked = F.col(NO_OUTPUT_ROW)
@@ -314,7 +312,6 @@ class PlanExecutor:
                 step.row_effect,
                 f"op{step.index}:{step.op}",
                 lambda f, s=run_step: _apply_transform(s, f, self.ctx),
-                empty=_empty_result(run_step, frame, self.ctx),
             )
             lost = [c for c in pending if c not in frame.columns]
             if lost:
@@ -465,13 +462,6 @@ def _apply_transform(step: Transform, frame: DataFrame, ctx: SparkRunContext) ->
     except ImportError as exc:  # pragma: no cover - the ops module ships with the engine
         raise EngineError("transformation ops are not available (lakelogic.engines.spark.ops)") from exc
     return apply_transform(step, frame, ctx, keep_dropped=True)
-
-
-def _empty_result(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Column | None:
-    from lakelogic.engines.spark.ops import EMPTY_RESULT
-
-    predicate = EMPTY_RESULT.get(step.op)
-    return predicate(step, frame, ctx) if predicate is not None else None
 
 
 __all__ = ["Evaluation", "PlanExecutor", "RowEffectPoint"]

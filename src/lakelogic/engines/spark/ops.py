@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark import ops_columns as columns
@@ -55,13 +55,6 @@ IMPLEMENTATIONS: dict[str, OpImpl] = {
     "rollup": reshape.apply_rollup,
     "pivot": reshape.apply_pivot,
     "unpivot": reshape.apply_unpivot,
-}
-
-
-# Ops that both drop and add rows: a predicate on the input row that is TRUE when the row yields nothing,
-# so the report counts the dropped rows as filtered and the extra rows as expanded instead of the net.
-EMPTY_RESULT: dict[str, Callable[[Transform, DataFrame, SparkRunContext], Column]] = {
-    "date_range_explode": dates.date_range_empty,
 }
 
 

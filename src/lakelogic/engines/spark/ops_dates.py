@@ -19,7 +19,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.ops_frame import col, field_type, require_columns, with_columns
+from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW, col, field_type, require_columns, with_columns
 from lakelogic.plan.steps import Transform
 
 _MICROS = {"seconds": 1_000_000, "minutes": 60_000_000, "hours": 3_600_000_000, "weeks": 604_800_000_000}
@@ -100,25 +100,19 @@ def _range_bounds(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> tu
     return F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date()))
 
 
-def date_range_empty(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Column:
-    """TRUE for an input row whose range yields no rows (NULL start, or end before start): the row is
-    counted as ``filtered`` and the others' extra rows as ``expanded`` (SEMANTICS §9.2, §12)."""
-    first, last = _range_bounds(step, frame, ctx)
-    return first.isNull() | (last < first)
-
-
 def apply_date_range_explode(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     p = step.params
     unit, count = p["unit"], int(p["count"])
     first, last = _range_bounds(step, frame, ctx)
     amount = count * 7 if unit == "w" else count
     step_interval = F.expr(f"INTERVAL {amount} {_SEQUENCE_STEP[unit]}")
+    # A NULL start or an end before the start yields no rows (SEMANTICS §9.2). Such a row is kept once,
+    # marked NO_OUTPUT_ROW, so it is counted as filtered and the others' extra rows as expanded (§12).
     # CASE evaluates only the chosen branch, so sequence() never sees end < start (which it rejects).
-    series = F.when(date_range_empty(step, frame, ctx), F.lit(None)).otherwise(
-        F.sequence(first, last, step_interval)
-    )
+    empty = first.isNull() | (last < first)
+    series = F.when(empty, F.lit(None)).otherwise(F.sequence(first, last, step_interval))
     output = p["output"]
-    items = [F.explode(series).alias(output) if c == output else col(c) for c in frame.columns]
+    items = [F.explode_outer(series).alias(output) if c == output else col(c) for c in frame.columns]
     if output not in frame.columns:
-        items.append(F.explode(series).alias(output))
-    return frame.select(*items)
+        items.append(F.explode_outer(series).alias(output))
+    return frame.select(*items, empty.alias(NO_OUTPUT_ROW))
