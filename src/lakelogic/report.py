@@ -13,6 +13,24 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 
 from lakelogic.types import RunStatus
 
+# The §8 steps the report times, in execution order (SEMANTICS §22 `timings`).
+TIMING_STEPS = (
+    "read",
+    "extraction",
+    "external_logic",
+    "pre_transform",
+    "schema",
+    "pre_quality",
+    "post_transform",
+    "post_quality",
+    "dataset_rules",
+    "mask_lineage",
+    "write_target",
+    "write_quarantine",
+    "lifecycle",
+    "slo",
+)
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -155,7 +173,9 @@ class RunReport(_Model):
     started_at: datetime = Field(default_factory=_now)
     finished_at: datetime | None = None
     duration_seconds: float | None = None
-    timings: dict[str, float] = Field(default_factory=dict)
+    # every TIMING_STEPS key (0.0 for a step that did not run), plus `evaluate` when a run writes no
+    # output and its fused evaluation job is driven by a counting action (docs/decisions.md)
+    timings: dict[str, float] = Field(default_factory=lambda: dict.fromkeys(TIMING_STEPS, 0.0))
     counts: Counts = Field(default_factory=Counts)
     rules: list[RuleResult] = Field(default_factory=list)
     dataset_rules: list[DatasetRuleResult] = Field(default_factory=list)

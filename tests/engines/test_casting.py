@@ -31,6 +31,15 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("double", "1.5", 1.5),
     ("double", "x", FAIL),
     ("double", "1e3", 1000.0),
+    ("double", "NaN", float("nan")),
+    ("double", "-Infinity", float("-inf")),
+    # Java's Double.parseDouble syntax is no number a data file means (hexadecimal, type suffixes)
+    ("double", "5d", FAIL),
+    ("double", "2.5F", FAIL),
+    ("double", "0x1p3", FAIL),
+    ("float", "1.5f", FAIL),
+    ("int", "3.0d", FAIL),
+    ("int", "0x10", FAIL),
     ("decimal(5,2)", "12.34", 12.34),
     ("decimal(5,2)", "12345.6", FAIL),
     # exact, never rounded (§5.3): more fractional digits than the scale fail unless they are zeros
@@ -50,6 +59,10 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("timestamp", "2024-01-01T10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
     ("timestamp", "2024-01-01 10:00:00.5+01:00", dt.datetime(2024, 1, 1, 9, 0, 0, 500000)),
     ("timestamp", "garbage", FAIL),
+    # ISO 8601 without seconds, with and without a zone
+    ("timestamp", "2024-01-15T10:00Z", dt.datetime(2024, 1, 15, 10, 0)),
+    ("timestamp", "2024-01-15T10:00+02:00", dt.datetime(2024, 1, 15, 8, 0)),
+    ("timestamp", "2024-01-15 10:00", dt.datetime(2024, 1, 15, 10, 0)),
     # the UTC fast path (`????-??-??T??:??:?dZ`) and its neighbours
     ("timestamp", "2024-12-31T23:59:59Z", dt.datetime(2024, 12, 31, 23, 59, 59)),
     ("timestamp", "2024-01-01 10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
@@ -64,6 +77,15 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("json", '{"a":1}', '{"a":1}'),
     ("json", "{bad", FAIL),
     ("json", "null", "null"),
+    ("json", ' [1, {"b": [true]}] ', ' [1, {"b": [true]}] '),
+    ("json", '"text"', '"text"'),
+    ("json", "3.5", "3.5"),
+    # exactly one value: nothing after it, no second value
+    ("json", '{"a":1} trailing', FAIL),
+    ("json", '{"a":1}]', FAIL),
+    ("json", "1] [2", FAIL),
+    ("json", "1, 2", FAIL),
+    ("json", "[1,]", FAIL),
     ("string", "  kept  ", "  kept  "),
 ]
 
@@ -96,7 +118,9 @@ def test_text_sources_cast_strictly(spark: Any) -> None:
             assert failed and value is None, f"{raw!r} -> {target} should fail, got {value!r}"
         else:
             assert not failed, f"{raw!r} -> {target} failed unexpectedly"
-            if isinstance(expected, float):
+            if isinstance(expected, float) and expected != expected:
+                assert value != value, f"{raw!r} -> {target}: {value!r} is not NaN"
+            elif isinstance(expected, float):
                 assert float(value) == pytest.approx(expected)
             else:
                 assert value == expected, f"{raw!r} -> {target}: {value!r} != {expected!r}"

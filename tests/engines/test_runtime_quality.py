@@ -169,3 +169,33 @@ def test_counts_reconcile_with_filter_dedup_and_explode(spark: Any) -> None:
     c = report.counts
     assert (c.source, c.filtered, c.deduplicated, c.expanded, c.good, c.quarantined) == (4, 2, 1, 1, 2, 1)
     assert c.reconciles()
+
+
+def test_rule_on_a_column_the_frame_lacks_is_a_plan_error_naming_the_rule(spark: Any) -> None:
+    """Analysis fails before any row is read; the error names the rule and its YAML path, not Spark."""
+    doc = contract(
+        FIELDS,
+        quality={
+            "row_rules": [
+                {"name": "amount_positive", "sql": "amount > 0"},
+                {"name": "ghost_rule", "sql": "no_such_column > 0"},
+            ]
+        },
+    )
+    report = run(spark, doc, [{"id": 1, "amount": 5.0, "code": "AB"}]).report
+    assert report.status == "failed" and report.error is not None
+    assert report.error.type == "plan"
+    assert "quality.row_rules[1]" in report.error.message
+    assert "ghost_rule" in report.error.message and "no_such_column" in report.error.message
+
+
+def test_timings_hold_every_report_step(spark: Any) -> None:
+    from lakelogic.report import TIMING_STEPS
+
+    doc = contract(FIELDS, quality={"row_rules": [{"name": "amount_positive", "sql": "amount > 0"}]})
+    report = run(spark, doc, [{"id": 1, "amount": 5.0, "code": "AB"}]).report
+    assert set(TIMING_STEPS) <= set(report.timings)
+    assert all(seconds >= 0 for seconds in report.timings.values())
+    # planning the steps takes time; steps the contract lacks were not timed
+    assert report.timings["schema"] > 0 and report.timings["pre_quality"] > 0
+    assert report.timings["extraction"] == 0 and report.timings["external_logic"] == 0

@@ -51,6 +51,7 @@ _FLOAT_MAX = "3.4028234663852886E38"
 _WHITESPACE = "' \\t\\n\\r\\u000C\\u000B'"  # ASCII whitespace (Spark SQL reads a "\f" escape as "f")
 _ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _BASIC_DATE = "^[0-9]{8}$"
+_MINUTES_ONLY = "^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2})([^:]|$)"
 _ISO_TIMESTAMP = (
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}"
     "([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)?"
@@ -185,8 +186,14 @@ def _to_string(x: str, source: DataType) -> str:
 
 def _to_json_text(x: str, source: DataType) -> str:
     if isinstance(source, StringType):
-        # get_json_object(.., '$') is NULL for text that is not JSON; the literal `null` is valid JSON.
-        return f"CASE WHEN get_json_object({x}, '$') IS NOT NULL OR {_trimmed(x)} = 'null' THEN {x} END"
+        # Exactly one JSON value: inside `[x]` it is one element and inside `[x,0]` two. Text that is no
+        # value fails the parse or gives another count; text with something after a value (`{} x`) either
+        # fails or closes the array early, and then both wrappers count the same elements.
+        # (get_json_object(x, '$') ignored whatever followed the first value.)
+        return (
+            f"CASE WHEN json_array_length(concat('[', {x}, ']')) = 1 "
+            f"AND json_array_length(concat('[', {x}, ',0]')) = 2 THEN {x} END"
+        )
     if isinstance(source, ArrayType | StructType | MapType):
         return f"to_json({x})"
     if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType, BooleanType)):
@@ -214,7 +221,7 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
         # decimal point (or an exponent, which it rejects) takes the checked path below.
         fast = f"CASE WHEN NOT contains({x}, '.') THEN try_cast({x} AS {spark_type}) END"
         if kind == "integer":
-            d = f"try_cast({t} AS DOUBLE)"
+            d = _text_to_double(t)
             slow = f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} = floor({d}) THEN CAST({d} AS INT) END"
         else:  # bigint: exact decimal parsing (doubles lose integers above 2^53)
             d = f"try_cast({t} AS DECIMAL(38,18))"
@@ -223,12 +230,25 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
     return f"CAST(NULL AS {spark_type})"
 
 
+def _text_to_double(t: str) -> str:
+    """Trimmed text ``t`` as a double, NULL unless it is a decimal number (optional exponent) or NaN /
+    Infinity. Spark parses text with Java's ``Double.parseDouble``, which also reads hexadecimal
+    (``0x1p3``) and type suffixes (``5d``, ``2.5f``): no number a data file means, so they are cast
+    failures. Plain character tests rather than a regular expression: cheap for every row; ``inf`` (which
+    Spark reads as Infinity) ends in ``f`` and stays accepted."""
+    java_only = (
+        f"(contains({t}, 'x') OR contains({t}, 'X') OR "
+        f"(substring({t}, -1) IN ('d', 'D', 'f', 'F') AND NOT endswith(lower({t}), 'inf')))"
+    )
+    return f"CASE WHEN NOT {java_only} THEN try_cast({t} AS DOUBLE) END"
+
+
 def _to_floating(x: str, source: DataType, kind: str) -> str:
     spark_type = "FLOAT" if kind == "float" else "DOUBLE"
     if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
         value = x
     elif isinstance(source, StringType):
-        value = f"try_cast({_trimmed(x)} AS DOUBLE)"
+        value = _text_to_double(_trimmed(x))
     else:
         return f"CAST(NULL AS {spark_type})"
     if kind == "double" or isinstance(source, (*_INTEGRAL, FloatType)):
@@ -335,6 +355,8 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
         return f"CAST(NULL AS {spark_type})"
     t = _trimmed(x)
     iso = f"replace(replace({t}, ',', '.'), 'UTC', 'Z')"
+    # ISO 8601 lets the seconds go (`2024-01-15T10:00Z`); Spark's parser needs them before a zone
+    iso = f"regexp_replace({iso}, {sql_string(_MINUTES_ONLY)}, '$1:00$2')"
     # Fast path for the common, already-clean `YYYY-MM-DD...` text: Spark's own parser checks the rest.
     # Only values it rejects pay for trimming, the ISO shape check and the separator fix-ups.
     fast = (

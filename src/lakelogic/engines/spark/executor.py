@@ -59,6 +59,7 @@ from lakelogic.engines.spark.quarantine import (
 )
 from lakelogic.engines.spark.rules import Check, PhaseResult, evaluate_checks, rule_fail_sql
 from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
+from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import EngineError, PlanError
 from lakelogic.plan.steps import (
     AddLineage,
@@ -93,8 +94,11 @@ class PlanExecutor:
         contract_dict: Mapping[str, Any] | None = None,
         good_reread: bool = False,
         subset: str | None = None,
+        clock: StepClock | None = None,
     ) -> None:
         self.plan = plan
+        # planning time per §8 step (the rows themselves are processed by the actions the runner times)
+        self.clock = clock or StepClock()
         self.ctx = ctx
         self.persist = persist
         # The good frame is written to a file that the dataset rules re-read (column-pruned), so they
@@ -170,27 +174,32 @@ class PlanExecutor:
 
         extract: Extract | None = self._one(Extract)
         if extract is not None:
-            frame = apply_extraction(frame, extract)
+            with self.clock.stage("extraction"):
+                frame = apply_extraction(frame, extract)
         external: ExternalLogic | None = self._one(ExternalLogic)
         if external is not None:
-            frame = self._counted(
-                frame,
-                "any",
-                "external_logic",
-                lambda f: run_external_logic(
-                    self.ctx.spark, f, external, links=self.ctx.links, contract=self.contract_dict
-                ),
-            )
+            with self.clock.stage("external_logic"):
+                frame = self._counted(
+                    frame,
+                    "any",
+                    "external_logic",
+                    lambda f: run_external_logic(
+                        self.ctx.spark, f, external, links=self.ctx.links, contract=self.contract_dict
+                    ),
+                )
         transforms: list[Transform] = self._steps(Transform)
         formats = self._formats()
         pre_checks: list[Check] = []
-        frame = self._apply_ops([t for t in transforms if t.phase == Phase.PRE], frame, pre_checks, formats)
+        with self.clock.stage("pre_transform"):
+            pre_ops = [t for t in transforms if t.phase == Phase.PRE]
+            frame = self._apply_ops(pre_ops, frame, pre_checks, formats)
 
         enforce_step: EnforceSchema | None = self._one(EnforceSchema)
         if enforce_step is None:
             raise PlanError("plan has no schema enforcement step")
         created = {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
-        enforced = schema.enforce_schema(frame, enforce_step, created_by_ops=created, formats=formats)
+        with self.clock.stage("schema"):
+            enforced = schema.enforce_schema(frame, enforce_step, created_by_ops=created, formats=formats)
         ev.drift = enforced.drift
         frame = enforced.frame
         split: Split = self._one(Split) or Split(yaml_path="quarantine")
@@ -200,19 +209,20 @@ class PlanExecutor:
         if self.subset == "pre":
             # Right after the casts: the rest of the contract runs on these rows only.
             frame = frame.where(_any_quoting([*pre_checks, *enforced.checks], split.include_error_reason))
-        frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
-        checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
         post_ops = [t for t in transforms if t.phase == Phase.POST]
-        marking = can_mark(post_ops, frame.columns)
-        phase = evaluate_checks(
-            frame,
-            checks,
-            observations=self.obs,
-            label="pre_rules",
-            include_reason=split.include_error_reason,
-            # A marked chain keeps every row and every flag up to the post checks' observation point.
-            defer=marking,
-        )
+        with self.clock.stage("pre_quality"):
+            frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
+            checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
+            marking = can_mark(post_ops, frame.columns)
+            phase = evaluate_checks(
+                frame,
+                checks,
+                observations=self.obs,
+                label="pre_rules",
+                include_reason=split.include_error_reason,
+                # A marked chain keeps every row and every flag up to the post checks' observation point.
+                defer=marking,
+            )
         ev.checks["pre_rules"] = checks
         unknown_dropped = enforced.unknown if enforce_step.unknown_fields == "quarantine" else []
         has_dataset_rules = ev.dataset is not None and bool(ev.dataset.rules)
@@ -253,15 +263,10 @@ class PlanExecutor:
                 )
             return self._mask_and_lineage(rows, lineage)
 
-        good = shape_good(good)
-        bad = assemble_quarantine(
-            QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad),
-            run_id=self.ctx.run_id,
-            quarantined_at=self.ctx.as_of,
-            include_reason=split.include_error_reason,
-            model_fields=[f.name for f in self.plan.fields],
-        )
-        bad = self._mask_and_lineage(bad, lineage)
+        with self.clock.stage("mask_lineage"):
+            good = shape_good(good)
+            bad = self._quarantine(QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad), split)
+            bad = self._mask_and_lineage(bad, lineage)
         if marked is not None and malformed is None and not unknown_dropped and self.subset is None:
             ev.fanout = self._fanout(marked, shape_good, good, bad, split)
         self.obs.require_hosted()
@@ -269,6 +274,15 @@ class PlanExecutor:
         ev.bad = self.obs.observe(bad, "quarantined", branch=True)
         ev.row_effects = list(self.row_effects)
         return ev
+
+    def _quarantine(self, parts: QuarantineParts, split: Split) -> DataFrame:
+        return assemble_quarantine(
+            parts,
+            run_id=self.ctx.run_id,
+            quarantined_at=self.ctx.as_of,
+            include_reason=split.include_error_reason,
+            model_fields=[f.name for f in self.plan.fields],
+        )
 
     def _persist_level(self, *, needed: bool) -> StorageLevel | None:
         if self.persist == "auto":
@@ -342,12 +356,15 @@ class PlanExecutor:
     ) -> tuple[DataFrame, DataFrame | None]:
         """Split mode: post ops on good rows only, then post checks and a second split."""
         op_checks: list[Check] = []
-        good = self._apply_ops([t for t in transforms if t.phase == Phase.POST], good, op_checks, formats)
-        frame, checks = self._post_checks(good, op_checks, formats)
-        if not checks:
-            return schema.drop_hidden(frame), None
-        phase = self._evaluate_post(frame, checks, split, ev)
-        return schema.drop_hidden(phase.good()), schema.drop_hidden(phase.bad())
+        with self.clock.stage("post_transform"):
+            post_ops = [t for t in transforms if t.phase == Phase.POST]
+            good = self._apply_ops(post_ops, good, op_checks, formats)
+        with self.clock.stage("post_quality"):
+            frame, checks = self._post_checks(good, op_checks, formats)
+            if not checks:
+                return schema.drop_hidden(frame), None
+            phase = self._evaluate_post(frame, checks, split, ev)
+            return schema.drop_hidden(phase.good()), schema.drop_hidden(phase.bad())
 
     def _evaluate_post(
         self, frame: DataFrame, checks: list[Check], split: Split, ev: Evaluation
@@ -389,10 +406,12 @@ class PlanExecutor:
     ) -> MarkedFrame:
         """Post ops and post checks on every row (pre failures ride along), then one marking projection."""
         op_checks: list[Check] = []
-        chain = self._apply_ops(post_ops, pre.flagged, op_checks, formats)
-        chain, checks = self._post_checks(chain, op_checks, formats)
-        post = self._evaluate_post(chain, gate_post_checks(checks, pre.bad_flag), split, ev)
-        return mark(pre, post, pre_columns)
+        with self.clock.stage("post_transform"):
+            chain = self._apply_ops(post_ops, pre.flagged, op_checks, formats)
+        with self.clock.stage("post_quality"):
+            chain, checks = self._post_checks(chain, op_checks, formats)
+            post = self._evaluate_post(chain, gate_post_checks(checks, pre.bad_flag), split, ev)
+            return mark(pre, post, pre_columns)
 
     def _fanout(
         self,
@@ -453,6 +472,7 @@ def _rule_check(rule: RowRule) -> Check:
         origin=rule.origin,
         sql=rule.message_detail,
         fail_sql=rule_fail_sql(rule.predicate),
+        yaml_path=rule.yaml_path,
     )
 
 

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.counting import Observations, sum_flag
+from lakelogic.errors import PlanError
 from lakelogic.plan.sqlutil import quote_ident, sql_string
 from lakelogic.types import Phase, Severity
 
@@ -41,6 +43,7 @@ class Check:
     sql: str
     fail_sql: str
     message_sql: str | None = None
+    yaml_path: str | None = None  # where the contract declares it (errors name it)
 
     @property
     def quarantines(self) -> bool:
@@ -136,9 +139,15 @@ def evaluate_checks(
     result = PhaseResult(frame, checks, list(frame.columns), include_reason, tag)
     flags = result.flags
     error_flags = [flag for c, flag in zip(checks, flags, strict=True) if c.quarantines]
-    flagged = frame.select(
-        "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)]
-    )
+    try:
+        flagged = frame.select(
+            "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(checks, flags, strict=True)]
+        )
+    except AnalysisException as exc:
+        located = _unresolvable_check(frame, checks)
+        if located is None:
+            raise
+        raise located from exc
     # Observed on the flag projection: counts come from the scan that evaluates the rules.
     counts = {f"c{i}": sum_flag(flag) for i, flag in enumerate(flags)}
     if defer:
@@ -148,6 +157,24 @@ def evaluate_checks(
     bad = " OR ".join(error_flags) if error_flags else "false"
     result.flagged = flagged.select("*", F.expr(bad).alias(result.bad_flag))
     return result
+
+
+def _unresolvable_check(frame: DataFrame, checks: Sequence[Check]) -> PlanError | None:
+    """The contract error behind a phase projection Spark cannot analyse: the first check whose own
+    expression fails (e.g. a rule on a column the frame does not have), named with its YAML path.
+    Analysis only, no job; it runs only after the projection failed."""
+    for check in checks:
+        try:
+            frame.select(F.expr(check.fail_sql))
+        except AnalysisException as exc:
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return PlanError(
+                f"row rule {check.name!r} cannot be evaluated on this data: {first_line}",
+                yaml_path=check.yaml_path or "quality.row_rules",
+                hint="columns available to the rule: "
+                + ", ".join(c for c in frame.columns if not c.startswith(HIDDEN_PREFIX)),
+            )
+    return None
 
 
 def array_sql(items: Sequence[tuple[str, str]]) -> str:

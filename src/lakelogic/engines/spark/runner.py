@@ -18,11 +18,9 @@ re-run the pre phase; ``none``, ``disk`` and
 from __future__ import annotations
 
 import os
-import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from lakelogic.engines.spark.fanout import FanoutOutputs
 from lakelogic.engines.spark.ops import resolve_pending_warnings
 from lakelogic.engines.spark.outputs import ScratchSpace, StagedOutput, noop_action, scratch_root
 from lakelogic.engines.spark.reporting import fill_counts, fill_identity
+from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import (
     DatasetRuleHalt,
     EmptySourceError,
@@ -81,21 +80,6 @@ class RunOutcome:
     evaluation: Evaluation | None = None
 
 
-@dataclass
-class _Progress:
-    step: str = "compile"
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        self.step = name
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - started, 4)
-
-
 def persist_level() -> StorageLevel | str | None:
     """``LAKELOGIC_PERSIST``: ``auto`` (the executor decides), ``none``, ``disk``, ``memory_and_disk``."""
     name = os.environ.get("LAKELOGIC_PERSIST", "auto").strip().lower()
@@ -130,7 +114,7 @@ def run_contract(
         engine="spark",
         lakelogic_version=_version(),
     )
-    progress = _Progress()
+    progress = StepClock()
     outcome = RunOutcome(None, None, report)
     staged: list[StagedOutput | FanoutOutputs | ScratchSpace] = []
     try:
@@ -145,16 +129,21 @@ def run_contract(
             step=progress.step,
             traceback="".join(traceback.format_exception(exc)),
         )
-        report.timings.update(progress.timings)
+        _add_timings(report, progress)
         report.finish(RunStatus.FAILED)
         if outcome.evaluation is not None:
             outcome.evaluation.release()
         if user is None:
             raise
         return outcome
-    report.timings.update(progress.timings)
+    _add_timings(report, progress)
     report.finish()
     return outcome
+
+
+def _add_timings(report: RunReport, clock: StepClock) -> None:
+    for step, seconds in clock.timings.items():
+        report.timings[step] = round(report.timings.get(step, 0.0) + seconds, 4)
 
 
 def _run(
@@ -163,7 +152,7 @@ def _run(
     plan_factory: Callable[[], Any],
     request: RunRequest,
     report: RunReport,
-    progress: _Progress,
+    progress: StepClock,
     outcome: RunOutcome,
     staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
 ) -> None:
@@ -198,6 +187,7 @@ def _run(
         persist=persist_level(),
         contract_dict=contract_dict,
         good_reread=good_path is not None,
+        clock=progress,
     )
     with progress.stage("read"):
         ev = executor.evaluate(request.source)
@@ -244,8 +234,8 @@ def _run(
         report.status = RunStatus.SUCCEEDED
     # Tables first: the frames may be served by staged files that the publish moves or removes.
     if request.materialize:
-        with progress.stage("write_target"):
-            report.materialization = _materialize(spark, contract, plan, frames, report, request)
+        progress.step = "write_target"  # materialize times its target and quarantine writes itself
+        report.materialization = _materialize(spark, contract, plan, frames, report, request)
     progress.step = "publish"
     for pending in staged:
         pending.commit()
@@ -274,7 +264,7 @@ def _one_job(
     executor: PlanExecutor,
     ev: Evaluation,
     request: RunRequest,
-    progress: _Progress,
+    progress: StepClock,
     staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
     good_path: str,
 ) -> _Frames:
@@ -301,7 +291,7 @@ def _two_actions(
     spark: SparkSession,
     ev: Evaluation,
     request: RunRequest,
-    progress: _Progress,
+    progress: StepClock,
     staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
     good_path: str | None,
 ) -> _Frames:
