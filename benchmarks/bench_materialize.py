@@ -7,7 +7,8 @@ expects). The batch has N/100 rows: half update existing keys (new segment and b
 ``updated_at``), half are new keys.
 
 Timed: one ``lakelogic.tables.spark_write.write_frame`` call per strategy (one Iceberg commit each, stamped
-like a real run, and given the batch's row count as a contract run gives it). Each is repeated on a fresh
+like a real run, and given what a contract run knows about its good rows: their count and, from the
+implied primary-key ``unique`` rule, that their keys are unique). Each is repeated on a fresh
 copy ``--repeat`` times; best and all times are printed with the ratios merge/append and scd2/merge.
 
     .venv/bin/python benchmarks/bench_materialize.py --rows 10000000
@@ -177,8 +178,10 @@ def main() -> None:
         for strategy, spec in spec_by_strategy.items():
             target = table_name(f"target_{strategy}")
             fresh_copy(spark, scd2_base if strategy == "scd2" else base, target)
-            # a contract run hands its good rows to the write with their count (observed by the run)
-            seconds, outcome = timed_write(spark, batch, target, replace(spec, batch_rows=batch_rows))
+            # a contract run hands its good rows to the write with their count (observed by the run) and,
+            # when its implied primary-key `unique` rule passed on them, with their keys proven unique
+            hints = replace(spec, batch_rows=batch_rows, keys_unique=True)
+            seconds, outcome = timed_write(spark, batch, target, hints)
             times[strategy].append(seconds)
             print(
                 f"run {attempt} {strategy:<6} {seconds:7.2f}s  inserted {outcome.rows_inserted:,} "

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakelogic.plan.access import opt
-from lakelogic.plan.steps import Materialize
+from lakelogic.plan.steps import CheckDataset, Materialize
 from lakelogic.report import MaterializationInfo
 from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
 from lakelogic.tables.stamp import CommitStamp
@@ -84,7 +84,10 @@ def materialize_run(
     spec = write_spec_from_contract(
         contract, strategy=step.strategy if step is not None else None, as_of=as_of or _as_of(report, window)
     )
-    spec = replace(spec, batch_rows=report.counts.good)  # the good frame's rows, observed by the run
+    # what the run already knows about the good frame: its row count (observed) and key uniqueness
+    spec = replace(
+        spec, batch_rows=report.counts.good, keys_unique=_keys_proven_unique(plan, report, spec.primary_key)
+    )
     name = str(getattr(plan, "contract_name", None) or contract_name_of(contract))
     start, end = window if window is not None else (None, None)
     stamp = CommitStamp(
@@ -127,6 +130,20 @@ def materialize_run(
                 info.quarantine_rows_written = q_outcome.rows_inserted
     report.materialization = info
     return info
+
+
+def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> bool:
+    """True when a `unique` dataset rule over a subset of ``keys`` passed: the dataset rules ran on the
+    same good frame the write gets, and keys that hold a unique subset are unique themselves."""
+    if not keys:
+        return False
+    passed = {r.name for r in report.dataset_rules if r.passed is True}
+    steps = getattr(plan, "steps", ()) or ()
+    rules = [rule for step in steps if isinstance(step, CheckDataset) for rule in step.rules]
+    key_set = set(keys)
+    return any(
+        rule.name in passed and rule.unique_columns and set(rule.unique_columns) <= key_set for rule in rules
+    )
 
 
 def _add_seconds(report: RunReport, step: str, began: float) -> None:

@@ -76,8 +76,13 @@ def one_row_per_key(batch: DataFrame, keys: tuple[str, ...], spec: WriteSpec) ->
     * ``merge_dedup_guard``: latest by the CDC timestamp, else the watermark field; without an ordering
       column exact duplicates collapse and any other duplicate is an error.
     * otherwise any duplicate key refuses the write with sample keys.
+
+    A batch the caller proved unique on the key (``WriteSpec.keys_unique``) already is one row per key:
+    every rule above would keep it as it is, so it is returned without an aggregation.
     """
     flagged = batch.withColumn(DELETE_FLAG, delete_flag(batch, spec))
+    if spec.keys_unique:
+        return flagged
     cdc_ts = spec.cdc_timestamp_field if spec.cdc_timestamp_field in batch.columns else None
     if spec.cdc_enabled and cdc_ts:
         return _latest_per_key(flagged, keys, cdc_ts)

@@ -110,6 +110,11 @@ class WriteSpec:
     # its observations): SCD2 then sizes its work without a counting job. It only sizes work (partitions,
     # broadcasts); it never changes what is written.
     batch_rows: int | None = None
+    # The caller proved that the frame holds at most one row per primary key (a contract run: a `unique`
+    # dataset rule over key columns passed on the very frame it hands over). The merge then skips its own
+    # duplicate-key check, one aggregation over the batch. Never set it on a guess: a duplicate key would
+    # then be written twice.
+    keys_unique: bool = False
 
     @property
     def cdc_enabled(self) -> bool:

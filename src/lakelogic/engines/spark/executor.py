@@ -45,6 +45,7 @@ from lakelogic.engines.spark.fanout import (
     quotes_row,
     row_quoting_flags,
 )
+from lakelogic.engines.spark.flatten import flatten_nested
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
 from lakelogic.engines.spark.links import load_links
 from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
@@ -160,6 +161,8 @@ class PlanExecutor:
             return ev
         self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))
         frame = outcome.frame
+        if read_step is not None:
+            frame = flatten_nested(frame, read_step.flatten_nested)
         ev.source_frame = frame
         preserve: PreserveUpstream | None = self._one(PreserveUpstream)
         if preserve is not None:
