@@ -110,9 +110,13 @@ def test_rename_select_drop_filter(spark: Any) -> None:
     assert rows(out) == [{"c": 5}]  # NULL and FALSE rows are removed
     with pytest.raises(PlanError) as info:
         run(df, ctx, {"rename": {"from": "missing", "to": "m"}})
-    assert info.value.yaml_path == "transformations[0].rename.mappings"
-    with pytest.raises(PlanError, match="already exist"):
+    assert info.value.yaml_path == "transformations[0].rename.from"  # the key the contract wrote
+    with pytest.raises(PlanError, match="already exist") as info:
         run(df, ctx, {"rename": {"from": "a", "to": "c"}})
+    assert info.value.yaml_path == "transformations[0].rename.to"
+    with pytest.raises(PlanError) as info:
+        run(df, ctx, {"rename": {"mappings": {"missing": "m"}}})
+    assert info.value.yaml_path == "transformations[0].rename.mappings"
     with pytest.raises(PlanError) as info:
         run(df, ctx, {"drop": {"columns": ["zzz"]}}, {"select": {"columns": ["a", "nope"]}})
     assert info.value.yaml_path == "transformations[1].select.columns"

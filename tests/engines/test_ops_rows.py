@@ -86,6 +86,10 @@ def test_date_diff_units_and_inputs(spark: Any) -> None:
             (4, "garbage", "2024-01-01"),
             (5, None, "2024-01-01"),
             (6, "2023-02-28", "2024-02-27"),
+            # neither YYYY-MM-DD, YYYYMMDD nor ISO 8601 (Spark's own parser reads them): NULL
+            (7, "2024-01-01", "2024-1-5"),
+            (8, "2024-01-01", "2024-01-05T10:00:00Europe/Paris"),
+            (9, "2024-01-01", "2024/01/05"),
         ],
         "id int, a string, b string",
     )
@@ -99,7 +103,7 @@ def test_date_diff_units_and_inputs(spark: Any) -> None:
     assert got[2]["months"] == 0  # 01-31 23:30 -> 02-29 00:10 is not a whole month
     # 10:00+02:00 is 08:00 UTC; to midnight of the same day is -8 hours (truncated toward zero)
     assert (got[3]["days"], got[3]["hours"], got[3]["seconds"]) == (0, -8, -8 * 3600)
-    assert all(got[i][u] is None for i in (4, 5) for u in units)
+    assert all(got[i][u] is None for i in (4, 5, 7, 8, 9) for u in units)
     assert (got[6]["months"], got[6]["years"]) == (11, 0)
     months = spark.createDataFrame(
         [(1, "2024-01-31", "2024-02-29"), (2, "2024-03-15", "2024-01-20"), (3, "2020-05-01", "2024-04-30"),
@@ -173,3 +177,29 @@ def test_date_range_explode(spark: Any) -> None:
         run(hourly, ctx, {"date_range_explode": {"output": "h", "start_col": "s", "interval": "2h"}}), "h"
     )
     assert [r["h"].hour for r in got_hours] == [12, 14]  # until the as-of instant 15:30
+
+
+def test_deduplicate_on_all_columns_compares_map_columns_by_content(spark: Any) -> None:
+    """Empty `on` = all columns (§9.2), maps included: rows differing only in a map are kept, equal maps
+    (whatever their entry order) collapse, and the survivor is decided by the tie rule."""
+    ctx = make_ctx(spark)
+    df = spark.createDataFrame(
+        [
+            (1, {"a": "1"}, "x"),
+            (1, {"a": "2"}, "x"),
+            (2, {"a": "1", "b": "2"}, "y"),
+            (2, {"b": "2", "a": "1"}, "y"),
+        ],
+        "id int, m map<string,string>, t string",
+    )
+    out = rows(run(df, ctx, {"deduplicate": {}}), "id")
+    assert [(r["id"], r["m"]) for r in sorted(out, key=lambda r: (r["id"], sorted(r["m"].items())))] == [
+        (1, {"a": "1"}),
+        (1, {"a": "2"}),
+        (2, {"a": "1", "b": "2"}),
+    ]
+    # a map column as the key, and as the tie-breaker for the survivor of a key
+    keyed = rows(run(df, ctx, {"deduplicate": {"on": ["id"]}}), "id")
+    assert [(r["id"], r["m"]) for r in keyed] == [(1, {"a": "1"}), (2, {"a": "1", "b": "2"})]
+    by_map = run(df, ctx, {"deduplicate": {"on": ["m"]}})
+    assert by_map.count() == 3

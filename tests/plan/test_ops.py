@@ -90,7 +90,7 @@ def test_sql_op_lists_tables_and_replaces_the_frame() -> None:
 
 
 def test_rename_forms_and_clashes() -> None:
-    assert compile_one({"rename": {"from": "a", "to": "b"}}).params == {"mappings": {"a": "b"}}
+    assert compile_one({"rename": {"from": "a", "to": "b"}}).params == {"mappings": {"a": "b"}, "from": "a"}
     step = compile_one({"rename": {"mappings": {"a": "b", "b": "a"}}})
     assert step.params["mappings"] == {"a": "b", "b": "a"}
     assert step.reads == ("a", "b") and step.creates == ("b", "a")
@@ -307,7 +307,7 @@ def test_compiles_contract_models(shared_dir: Any) -> None:
     )
     steps = [compile_transform(i, t, f"transformations[{i}]") for i, t in enumerate(contract.transformations)]
     assert [s.op for s in steps] == ["rename", "deduplicate", "bucket", "sql", "trim"]
-    assert steps[0].params == {"mappings": {"a": "b"}}
+    assert steps[0].params == {"mappings": {"a": "b"}, "from": "a"}
     assert steps[1].params["on"] == ("id",)
     assert steps[2].params["bins"][0]["label"] == "lo"
     assert steps[4].phase == Phase.POST

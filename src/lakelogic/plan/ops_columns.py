@@ -40,8 +40,10 @@ def compile_rename(args: OpArgs) -> OpCompiled:
     if clashes:
         raise args.error(f"several columns renamed to {', '.join(clashes)}", "mappings")
     items = ", ".join(f"{quote(o)} AS {quote(n)}" for o, n in mappings.items())
+    # the from/to pair, so errors about it name `rename.from` / `rename.to` rather than `mappings`
+    pair = {"from": args.required_text("from")} if args.has("from") else {}
     return OpCompiled(
-        params={"mappings": mappings},
+        params={"mappings": mappings, **pair},
         sql=f"SELECT * RENAME ({items}) FROM {{input}}",
         creates=tuple(mappings.values()),
         reads=tuple(mappings),

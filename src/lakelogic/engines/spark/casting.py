@@ -359,9 +359,7 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
     iso = f"regexp_replace({iso}, {sql_string(_MINUTES_ONLY)}, '$1:00$2')"
     # Fast path for the common, already-clean `YYYY-MM-DD...` text: Spark's own parser checks the rest.
     # Only values it rejects pay for trimming, the ISO shape check and the separator fix-ups.
-    fast = (
-        f"CASE WHEN substring({x}, 5, 1) = '-' AND length({x}) >= 10 THEN try_cast({x} AS {spark_type}) END"
-    )
+    fast = f"CASE WHEN {_iso_like_shape(x)} THEN try_cast({x} AS {spark_type}) END"
     options = [fast]
     if not ntz:
         # Fastest path, for `YYYY-MM-DDTHH:MM:SSZ` in a UTC session (the usual setting): Spark's parser
@@ -378,6 +376,20 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
         for f in formats.timestamp_formats
     ]
     return f"coalesce({', '.join(options)})"
+
+
+def _iso_like_shape(x: str) -> str:
+    """``x`` starts ``????-??-??`` then ends there or goes on with ``T``/space, and ends in a digit or ``Z``:
+    the values Spark's own (more lenient) parser may read directly. Text Spark would also read but ISO 8601
+    does not allow (`2024-1-5`, a region zone id such as `…10:00Europe/Paris`) fails this shape and the
+    ISO check after it. Byte checks: cheap enough for every value."""
+    data = f"CAST({x} AS BINARY)"
+    last = f"substring({data}, -1, 1)"
+    return (
+        f"substring({data}, 5, 1) = X'2D' AND substring({data}, 8, 1) = X'2D' "
+        f"AND (octet_length({x}) = 10 OR substring({data}, 11, 1) IN (X'54', X'20')) "
+        f"AND ({last} BETWEEN X'30' AND X'39' OR {last} = X'5A')"
+    )
 
 
 def _utc_iso_shape(x: str) -> str:

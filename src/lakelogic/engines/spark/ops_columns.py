@@ -30,12 +30,15 @@ _TRIM_SIDES = {"both": "BOTH", "left": "LEADING", "right": "TRAILING"}
 
 def apply_rename(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     mappings: dict[str, str] = dict(step.params["mappings"])
-    require_columns(step, frame, mappings, "mappings")
+    pair = step.params.get("from")  # the contract's from/to form, if it used it
+    missing = [c for c in mappings if c not in frame.columns]
+    require_columns(step, frame, mappings, "from" if missing == [pair] else "mappings")
     # Simultaneous: a target may reuse a name that is itself renamed away in the same op (a <-> b).
     staying = set(frame.columns) - set(mappings)
     taken = sorted(t for t in mappings.values() if t in staying)
     if taken:
-        raise op_error(step, f"target column(s) already exist: {', '.join(taken)}", "mappings")
+        key = "to" if pair is not None and taken == [mappings[pair]] else "mappings"
+        raise op_error(step, f"target column(s) already exist: {', '.join(taken)}", key)
     return frame.select(*(col(c).alias(mappings.get(c, c)) for c in frame.columns))
 
 

@@ -18,37 +18,43 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from lakelogic.engines.spark.casting import strict_cast_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW, col, field_type, require_columns, with_columns
+from lakelogic.plan.ops_common import quote
 from lakelogic.plan.steps import Transform
+from lakelogic.types import parse_type
 
 _MICROS = {"seconds": 1_000_000, "minutes": 60_000_000, "hours": 3_600_000_000, "weeks": 604_800_000_000}
 _SEQUENCE_STEP = {"d": "DAY", "w": "DAY", "mo": "MONTH", "h": "HOUR"}
 
 
-def _parse_text(text: Column) -> Column:
-    """Text -> UTC timestamp: 8 digits are ``yyyyMMdd``; otherwise Spark's ISO 8601 timestamp rules."""
-    trimmed = F.trim(text)
-    compact = F.try_to_timestamp(trimmed, F.lit("yyyyMMdd"))
-    return F.when(trimmed.rlike(r"^\d{8}$"), compact).otherwise(F.try_to_timestamp(trimmed))
+def _parse_text(text_sql: str) -> Column:
+    """Text -> UTC timestamp by the strict cast rules (SEMANTICS §5.3): an ISO 8601 timestamp, or a date
+    (``YYYY-MM-DD``, ``YYYYMMDD``) at midnight UTC; any other text is NULL."""
+    stamp = strict_cast_sql(text_sql, StringType(), parse_type("timestamp"))
+    day = strict_cast_sql(text_sql, StringType(), parse_type("date"))
+    return F.expr(f"coalesce({stamp}, CAST({day} AS TIMESTAMP))")
 
 
-def as_timestamp(column: Column, data_type: DataType) -> Column:
-    """Any date-like column as a UTC timestamp (dates at midnight UTC); anything else is NULL."""
+def as_timestamp(name: str, data_type: DataType) -> Column:
+    """Column ``name`` as a UTC timestamp when it holds dates, timestamps or date text (dates at midnight
+    UTC); anything else is NULL."""
+    column = col(name)
     if isinstance(data_type, TimestampType):
         return column
     if isinstance(data_type, (DateType, TimestampNTZType)):
         return column.cast("timestamp")
     if isinstance(data_type, StringType):
-        return _parse_text(column)
+        return _parse_text(quote(name))
     if isinstance(data_type, IntegralType):  # 20240131 read from JSON as a number
-        return _parse_text(column.cast("string"))
+        return _parse_text(f"CAST({quote(name)} AS STRING)")
     return F.lit(None).cast("timestamp")
 
 
 def _timestamp_of(step: Transform, frame: DataFrame, name: str, key: str) -> Column:
     require_columns(step, frame, [name], key)
-    return as_timestamp(col(name), field_type(frame, name))
+    return as_timestamp(name, field_type(frame, name))
 
 
 def _time_of_day(ts: Column) -> Column:

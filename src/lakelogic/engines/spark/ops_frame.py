@@ -80,6 +80,17 @@ def is_orderable(data_type: DataType) -> bool:
     return True
 
 
+def comparable(column: Column, data_type: DataType) -> Column:
+    """A value Spark can group and sort that is equal when ``column`` is equal: the column itself, or, for a
+    map, its entries sorted (entry order carries no meaning); other types holding maps compare as their JSON
+    text (equal maps written in another entry order then count as different)."""
+    if is_orderable(data_type):
+        return column
+    if isinstance(data_type, MapType) and is_orderable(data_type.valueType):
+        return F.array_sort(F.map_entries(column))
+    return F.to_json(column)
+
+
 def field_type(frame: DataFrame, name: str) -> DataType:
     """The Spark type of column ``name`` (schema metadata; no job)."""
     for f in frame.schema.fields:

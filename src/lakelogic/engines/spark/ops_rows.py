@@ -11,9 +11,9 @@ from pyspark.sql.types import ArrayType, StringType
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     col,
+    comparable,
     field_type,
     hidden_name,
-    is_orderable,
     op_error,
     require_columns,
 )
@@ -36,16 +36,14 @@ def apply_deduplicate(step: Transform, frame: DataFrame, ctx: SparkRunContext) -
     require_columns(
         step, frame, sort_by, "timestamp_column" if step.op == "deduplicate_by_latest" else "sort_by"
     )
-    orderable = {f.name for f in frame.schema.fields if is_orderable(f.dataType)}
-    keys = on or [c for c in frame.columns if c in orderable]
+    # maps cannot be grouped or sorted as they are: every column takes part through a comparable form
+    types = {f.name: f.dataType for f in frame.schema.fields}
+    value = {c: comparable(col(c), types[c]) for c in frame.columns}
+    keys = on or list(frame.columns)
     descending = p.get("order", "desc") == "desc"
-    ordering = [col(c).desc_nulls_last() if descending else col(c).asc_nulls_last() for c in sort_by]
-    ordering += [
-        col(c).asc_nulls_last()
-        for c in frame.columns
-        if c not in keys and c not in sort_by and c in orderable
-    ]
-    window = Window.partitionBy(*(col(k) for k in keys)).orderBy(*(ordering or [F.lit(1)]))
+    ordering = [value[c].desc_nulls_last() if descending else value[c].asc_nulls_last() for c in sort_by]
+    ordering += [value[c].asc_nulls_last() for c in frame.columns if c not in keys and c not in sort_by]
+    window = Window.partitionBy(*(value[k] for k in keys)).orderBy(*(ordering or [F.lit(1)]))
     rank = hidden_name(step, frame, "rn")
     any_null_key = reduce(lambda a, b: a | b, (col(k).isNull() for k in keys), F.lit(False))
     ranked = frame.withColumn(rank, F.row_number().over(window))
