@@ -68,21 +68,47 @@ class SourceRead:
     files: list[str] = field(default_factory=list)
 
 
-def canonical_format(fmt: str | None, path: str | None) -> str:
-    """The reader for a declared format, else the path's extension (SEMANTICS §3.1)."""
+def canonical_format(fmt: str | None, path: str | None, *, files: Sequence[str] = ()) -> str:
+    """The reader for a declared format, else the path's extension, else the one extension every listed
+    file shares (a directory of ``.csv`` files) (SEMANTICS §3.1)."""
     if fmt:
         low = fmt.lower()
         return {"jsonl": "json", "ndjson": "json"}.get(low, low)
-    if path:
-        suffix = Path(path.split("?")[0].rstrip("/*")).suffix.lower()
-        if suffix in _EXTENSIONS:
-            return {"jsonl": "json", "ndjson": "json"}.get(_EXTENSIONS[suffix], _EXTENSIONS[suffix])
-    raise SourceError(f"cannot tell the format of source {path!r}", hint="set source.format")
+    by_path = _format_of(path) if path else None
+    if by_path is not None:
+        return by_path
+    kinds = {_format_of(f) for f in files}
+    if len(kinds) == 1 and None not in kinds:
+        return str(kinds.pop())
+    found = ", ".join(sorted({Path(f).suffix or "(none)" for f in files})) or "no files"
+    raise SourceError(
+        f"cannot tell the format of source {path!r} (file extensions: {found})", hint="set source.format"
+    )
+
+
+def _format_of(path: str) -> str | None:
+    suffix = Path(path.split("?")[0].rstrip("/*")).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        return None
+    return {"jsonl": "json", "ndjson": "json"}.get(_EXTENSIONS[suffix], _EXTENSIONS[suffix])
+
+
+# formats SEMANTICS §3.1 names that this reader does not implement: a clear "not supported" beats an
+# "unknown option" error about their required options (row_tag, columns)
+_UNSUPPORTED_FORMATS = ("xml", "excel", "xlsx", "xls", "fixed_width")
+
+
+def require_supported(fmt: str) -> None:
+    if fmt in _UNSUPPORTED_FORMATS:
+        raise UnsupportedError(
+            f"source format {fmt!r} is not supported by the Spark file reader yet",
+            hint="convert the files to csv, json or parquet, or read them in external_logic",
+        )
 
 
 def validate_options(fmt: str, options: Mapping[str, Any], *, yaml_path: str = "source.options") -> None:
     """Unknown options are errors (SEMANTICS §3.2), named with the YAML path and the allowed keys."""
-    family = "csv" if fmt in ("csv", "tsv") else fmt
+    family = {"tsv": "csv", "jsonl": "json", "ndjson": "json"}.get(fmt, fmt)
     allowed = _OPTIONS.get(family, set()) | _COMMON_OPTIONS
     problems = [
         Problem(
@@ -152,14 +178,19 @@ def read_files(
     options = dict(options or {})
     resolved = resolve_path(path, base_dir)
     declared = fmt.lower() if fmt else None
-    fmt_family = canonical_format(declared, pattern if pattern else resolved)
+    if declared is not None:
+        require_supported(declared)
+    remote = resolved.startswith(_REMOTE) or ("://" in resolved and not resolved.startswith("file://"))
+    listed = None if remote else list_local_files(resolved, pattern)
+    fmt_family = canonical_format(
+        declared, pattern if pattern else resolved, files=listed[0] if listed is not None else ()
+    )
     validate_options(declared or fmt_family, options)
     info = SourceInfo(type=source_type, path=resolved)
-    remote = resolved.startswith(_REMOTE) or ("://" in resolved and not resolved.startswith("file://"))
-    if remote:
+    if listed is None:
         targets, base = [resolved if not pattern else resolved.rstrip("/") + "/" + pattern], None
     else:
-        targets, base = list_local_files(resolved, pattern)
+        targets, base = listed
         if select is not None:
             targets = select(targets)
         sizes = [(f, os.stat(f)) for f in targets]
@@ -205,7 +236,20 @@ def _read(
         if options.get("multiline"):
             reader = reader.option("multiLine", "true")
         if options.get("encoding"):
-            reader = reader.option("encoding", str(options["encoding"]))
+            charset = java_charset(spark, str(options["encoding"]))
+            if not options.get("multiline") and charset.lower().replace("-", "").startswith(
+                ("utf16", "utf32")
+            ):
+                raise UnsupportedError(
+                    f"JSON lines in {options['encoding']} cannot be read by Spark (one JSON value per line "
+                    "needs an ASCII-compatible encoding)",
+                    hint="convert the files to UTF-8, or set options.multiline for one document per file",
+                )
+            reader = reader.option("encoding", charset)
+            if not options.get("multiline"):
+                # Spark splits lines of non-UTF-8 text only at an explicit separator (a CR before it is
+                # whitespace to the JSON parser)
+                reader = reader.option("lineSep", "\n")
         frame = reader.options(**engine_options).json(list(files))
         return frame if frame.columns else None
     if family in ("parquet", "orc", "avro"):
@@ -243,14 +287,23 @@ def _read_csv(
         "header": "true" if options.get("has_header", True) else "false",
         "quote": str(options.get("quote_char", '"')),
         "escape": str(options.get("escape_char", "\\")),
-        "encoding": str(options.get("encoding", "utf-8")),
+        "encoding": java_charset(spark, str(options.get("encoding", "utf-8"))),
+        # RFC 4180: a quoted field may hold line breaks; without this Spark cuts such a record in two
+        # (a truncated good row and a malformed tail). Costs file splitting: one task per file.
+        "multiLine": "true",
         "nullValue": null_values[0],
         "mode": "PERMISSIVE",
         "columnNameOfCorruptRecord": CORRUPT_COLUMN,
         "inferSchema": "false",
     }
     if options.get("comment_prefix"):
-        csv_opts["comment"] = str(options["comment_prefix"])
+        prefix = str(options["comment_prefix"])
+        if len(prefix) != 1:
+            raise UnsupportedError(
+                f"csv option comment_prefix {prefix!r}: the Spark CSV reader takes a single character",
+                hint="use a one-character prefix such as '#'",
+            )
+        csv_opts["comment"] = prefix
     if base:
         csv_opts["basePath"] = base
     csv_opts.update(engine_options)
@@ -277,6 +330,35 @@ def _read_csv(
             ]
         )
     return frame
+
+
+def java_charset(spark: SparkSession, name: str) -> str:
+    """``name`` as a charset the JVM knows: as written when Java accepts it, else Python's canonical name
+    for the codec (``latin-1`` -> ``iso8859-1``, ``utf_16_le`` -> ``utf-16le``); an unknown encoding is an
+    error naming the option instead of a JVM exception in the middle of the read."""
+    import codecs
+
+    from py4j.protocol import Py4JJavaError
+
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    candidates = [name]
+    try:
+        python_name = codecs.lookup(name).name
+    except LookupError:
+        python_name = None
+    if python_name:
+        candidates += [python_name, python_name.replace("-le", "le").replace("-be", "be")]
+    for candidate in candidates:
+        try:
+            if jvm.java.nio.charset.Charset.isSupported(candidate):
+                return candidate
+        except Py4JJavaError:  # IllegalCharsetNameException: not a name Java can use; try the next
+            continue
+    raise SourceError(
+        f"source.options.encoding {name!r} is not an encoding Spark can read",
+        hint="use a standard name such as utf-8, iso-8859-1, windows-1252 or utf-16",
+    )
 
 
 def read_table(spark: SparkSession, name: str, *, fmt: str | None) -> DataFrame:

@@ -7,7 +7,6 @@ Spark's Delta reader or delta-rs (small reference tables only); iceberg/table na
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -17,14 +16,11 @@ from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import LoadLink
 from lakelogic.sources.delta import read_delta
 
-_BY_EXTENSION = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
-
 
 def _link_format(step: LoadLink) -> str:
+    """The compiler already chose: the written ``type``, else a recognised path extension, else parquet
+    (SEMANTICS §4); an explicit type is never overridden by the extension."""
     kind = (step.type or "parquet").lower()
-    suffix = Path(step.path or "").suffix.lower()
-    if kind == "parquet" and suffix in _BY_EXTENSION:
-        kind = _BY_EXTENSION[suffix]  # a recognised extension wins over the default type
     return {"jsonl": "json", "ndjson": "json"}.get(kind, kind)
 
 

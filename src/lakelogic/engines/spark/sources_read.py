@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,44 @@ class SourceOutcome:
 
 
 def read_plan_source(
+    ctx: SparkRunContext,
+    step: ReadSource | None,
+    source: DataFrame | str | Path | None,
+    *,
+    with_file_path: bool,
+) -> SourceOutcome:
+    """The run's input: a DataFrame as given; a path or the contract's source read, with the source's
+    ``partition_filters`` applied (a DataFrame stands for data already read)."""
+    outcome = _read(ctx, step, source, with_file_path=with_file_path)
+    if (
+        step is not None
+        and step.partition_filters
+        and outcome.frame is not None
+        and not isinstance(source, DataFrame)
+    ):
+        outcome.frame = _partition_filtered(outcome.frame, step.partition_filters)
+    return outcome
+
+
+def _partition_filtered(frame: DataFrame, filters: Mapping[str, Any]) -> DataFrame:
+    """``partition_filters`` (SEMANTICS §3.1): ``column = value`` (a list: any of the values) for each
+    entry. Spark prunes directory partitions and pushes the predicate into the file scan."""
+    from pyspark.sql import functions as F
+
+    for column, value in filters.items():
+        if column not in frame.columns:
+            raise PlanError(
+                f"partition filter column {column!r} is not in the source",
+                yaml_path=f"source.partition_filters.{column}",
+                hint=f"source columns (partition directories included): {', '.join(frame.columns)}",
+            )
+        target = F.col("`" + column.replace("`", "``") + "`")
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        frame = frame.where(target.isin(values))
+    return frame
+
+
+def _read(
     ctx: SparkRunContext,
     step: ReadSource | None,
     source: DataFrame | str | Path | None,
