@@ -173,15 +173,11 @@ def test_counts_reconcile_with_filter_dedup_and_explode(spark: Any) -> None:
 
 def test_rule_on_a_column_the_frame_lacks_is_a_plan_error_naming_the_rule(spark: Any) -> None:
     """Analysis fails before any row is read; the error names the rule and its YAML path, not Spark."""
-    doc = contract(
-        FIELDS,
-        quality={
-            "row_rules": [
-                {"name": "amount_positive", "sql": "amount > 0"},
-                {"name": "ghost_rule", "sql": "no_such_column > 0"},
-            ]
-        },
-    )
+    rules = [
+        {"name": "amount_positive", "sql": "amount > 0"},
+        {"name": "ghost_rule", "sql": "no_such_column > 0"},
+    ]
+    doc = contract(FIELDS, quality={"row_rules": rules})
     report = run(spark, doc, [{"id": 1, "amount": 5.0, "code": "AB"}]).report
     assert report.status == "failed" and report.error is not None
     assert report.error.type == "plan"
