@@ -192,6 +192,10 @@ class RunReport(_Model):
     def quarantine_ratio(self) -> float:
         return self.counts.quarantine_ratio
 
+    def add_seconds(self, step: str, seconds: float) -> None:
+        """Add time to a step's timing (a step may be timed in several places, e.g. two writes)."""
+        self.timings[step] = round(self.timings.get(step, 0.0) + seconds, 4)
+
     def failed_dataset_rules(self, severity: str = "error") -> list[DatasetRuleResult]:
         return [r for r in self.dataset_rules if r.passed is False and r.severity == severity]
 

@@ -72,8 +72,7 @@ def canonical_format(fmt: str | None, path: str | None, *, files: Sequence[str] 
     """The reader for a declared format, else the path's extension, else the one extension every listed
     file shares (a directory of ``.csv`` files) (SEMANTICS §3.1)."""
     if fmt:
-        low = fmt.lower()
-        return {"jsonl": "json", "ndjson": "json"}.get(low, low)
+        return _reader_of(fmt.lower())
     by_path = _format_of(path) if path else None
     if by_path is not None:
         return by_path
@@ -88,9 +87,12 @@ def canonical_format(fmt: str | None, path: str | None, *, files: Sequence[str] 
 
 def _format_of(path: str) -> str | None:
     suffix = Path(path.split("?")[0].rstrip("/*")).suffix.lower()
-    if suffix not in _EXTENSIONS:
-        return None
-    return {"jsonl": "json", "ndjson": "json"}.get(_EXTENSIONS[suffix], _EXTENSIONS[suffix])
+    return _reader_of(_EXTENSIONS[suffix]) if suffix in _EXTENSIONS else None
+
+
+def _reader_of(fmt: str) -> str:
+    """JSON lines are read by the JSON reader; every other format by its own."""
+    return "json" if fmt in ("jsonl", "ndjson") else fmt
 
 
 # formats SEMANTICS §3.1 names that this reader does not implement: a clear "not supported" beats an
@@ -108,7 +110,7 @@ def require_supported(fmt: str) -> None:
 
 def validate_options(fmt: str, options: Mapping[str, Any], *, yaml_path: str = "source.options") -> None:
     """Unknown options are errors (SEMANTICS §3.2), named with the YAML path and the allowed keys."""
-    family = {"tsv": "csv", "jsonl": "json", "ndjson": "json"}.get(fmt, fmt)
+    family = "csv" if fmt == "tsv" else _reader_of(fmt)
     allowed = _OPTIONS.get(family, set()) | _COMMON_OPTIONS
     problems = [
         Problem(
@@ -233,24 +235,8 @@ def _read(
         )
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
-        if options.get("multiline"):
-            reader = reader.option("multiLine", "true")
-        if options.get("encoding"):
-            charset = java_charset(spark, str(options["encoding"]))
-            if not options.get("multiline") and charset.lower().replace("-", "").startswith(
-                ("utf16", "utf32")
-            ):
-                raise UnsupportedError(
-                    f"JSON lines in {options['encoding']} cannot be read by Spark (one JSON value per line "
-                    "needs an ASCII-compatible encoding)",
-                    hint="convert the files to UTF-8, or set options.multiline for one document per file",
-                )
-            reader = reader.option("encoding", charset)
-            if not options.get("multiline"):
-                # Spark splits lines of non-UTF-8 text only at an explicit separator (a CR before it is
-                # whitespace to the JSON parser)
-                reader = reader.option("lineSep", "\n")
-        frame = reader.options(**engine_options).json(list(files))
+        json_opts = _json_options(spark, options)
+        frame = reader.options(**json_opts).options(**engine_options).json(list(files))
         return frame if frame.columns else None
     if family in ("parquet", "orc", "avro"):
         try:
@@ -263,6 +249,27 @@ def _read(
                 ) from exc
             raise
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+def _json_options(spark: SparkSession, options: Mapping[str, Any]) -> dict[str, str]:
+    """Reader options for ``multiline`` and ``encoding``. JSON lines in another encoding than UTF-8 need
+    an explicit line separator (Spark's rule; a CR before it is whitespace to the JSON parser), and
+    UTF-16/32 JSON lines cannot be split at all."""
+    multiline = bool(options.get("multiline"))
+    out = {"multiLine": "true"} if multiline else {}
+    if not options.get("encoding"):
+        return out
+    charset = java_charset(spark, str(options["encoding"]))
+    if not multiline and charset.lower().replace("-", "").startswith(("utf16", "utf32")):
+        raise UnsupportedError(
+            f"JSON lines in {options['encoding']} cannot be read by Spark (one JSON value per line needs "
+            "an ASCII-compatible encoding)",
+            hint="convert the files to UTF-8, or set options.multiline for one document per file",
+        )
+    out["encoding"] = charset
+    if not multiline:
+        out["lineSep"] = "\n"
+    return out
 
 
 def _read_csv(

@@ -100,7 +100,7 @@ def materialize_run(
     report.materialization = info
     began = time.perf_counter()
     outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
-    _add_seconds(report, "write_target", began)
+    report.add_seconds("write_target", time.perf_counter() - began)
     report.warnings.extend(outcome.warnings)
     info.committed = outcome.committed or outcome.already_committed
     info.already_committed = outcome.already_committed
@@ -125,7 +125,7 @@ def materialize_run(
                 role="quarantine",
             )
             q_outcome = write_frame(spark, bad, sink, q_spec, q_stamp)
-            _add_seconds(report, "write_quarantine", began)
+            report.add_seconds("write_quarantine", time.perf_counter() - began)
             if not q_outcome.already_committed:
                 info.quarantine_rows_written = q_outcome.rows_inserted
     report.materialization = info
@@ -144,7 +144,3 @@ def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> 
     return any(
         rule.name in passed and rule.unique_columns and set(rule.unique_columns) <= key_set for rule in rules
     )
-
-
-def _add_seconds(report: RunReport, step: str, began: float) -> None:
-    report.timings[step] = round(report.timings.get(step, 0.0) + time.perf_counter() - began, 4)

@@ -143,7 +143,7 @@ def run_contract(
 
 def _add_timings(report: RunReport, clock: StepClock) -> None:
     for step, seconds in clock.timings.items():
-        report.timings[step] = round(report.timings.get(step, 0.0) + seconds, 4)
+        report.add_seconds(step, seconds)
 
 
 def _run(
