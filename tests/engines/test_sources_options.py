@@ -105,3 +105,16 @@ def test_an_explicit_link_type_wins_over_the_path_extension(spark: Any, tmp_path
     )
     good, _ = DataProcessor(doc, spark=spark).run(spark.createDataFrame([(1, "a")], "id int, name string"))
     assert rows_of(good, "id", "region") == [(1, "north")]
+
+
+def test_bytes_invalid_in_the_encoding_make_a_csv_record_malformed(spark: Any, tmp_path: Path) -> None:
+    """§3.3 "bad bytes": Spark decodes them to U+FFFD; the record is quarantined, not kept as good."""
+    path = tmp_path / "a.csv"
+    path.write_bytes("id,name\n1,ok\n2,J\xfcrgen\n".encode("latin-1"))  # 0xFC is no UTF-8
+    result = _run(spark, path=str(path))
+    good, bad = result
+    assert rows_of(good, "id", "name") == [(1, "ok")]
+    (errors,) = rows_of(bad, "_lakelogic_errors")
+    assert errors[0][0].startswith("Rule failed: malformed_record (unparseable record: 2,J")
+    assert rows_of(bad, "id") == [(None,)]  # data columns of a malformed record are NULL
+    assert (result.report.counts.source, result.report.counts.quarantined) == (2, 1)

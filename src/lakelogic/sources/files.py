@@ -336,7 +336,22 @@ def _read_csv(
                 for f in schema.fields
             ]
         )
-    return frame
+    return _undecodable_as_malformed(frame, [f.name for f in header.fields], csv_opts["sep"])
+
+
+def _undecodable_as_malformed(frame: DataFrame, columns: list[str], sep: str) -> DataFrame:
+    """SEMANTICS §3.3 names bad bytes as malformed input. Spark's CSV reader decodes a byte sequence that
+    is invalid in the file's encoding to U+FFFD instead of failing, so a record holding U+FFFD is kept as
+    malformed with its text as decoded (a file that really contains U+FFFD is treated the same way)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    values = [F.col("`" + c.replace("`", "``") + "`") for c in columns]
+    replaced = reduce(lambda a, b: a | b, (F.coalesce(v.contains("\ufffd"), F.lit(False)) for v in values))
+    record = F.concat_ws(sep, *[F.coalesce(v, F.lit("")) for v in values])
+    corrupt = F.coalesce(F.col(CORRUPT_COLUMN), F.when(replaced, record))
+    return frame.withColumn(CORRUPT_COLUMN, corrupt)
 
 
 def java_charset(spark: SparkSession, name: str) -> str:
