@@ -118,3 +118,12 @@ def test_bytes_invalid_in_the_encoding_make_a_csv_record_malformed(spark: Any, t
     assert errors[0][0].startswith("Rule failed: malformed_record (unparseable record: 2,J")
     assert rows_of(bad, "id") == [(None,)]  # data columns of a malformed record are NULL
     assert (result.report.counts.source, result.report.counts.quarantined) == (2, 1)
+
+
+def test_header_less_csv_columns_take_the_model_field_names_in_order(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text("1,ann,extra\n2,bob,more\n")
+    result = _run(spark, path=str(path), options={"has_header": False})
+    good, _ = result
+    assert rows_of(good, "id", "name", "_c2") == [(1, "ann", "extra"), (2, "bob", "more")]
+    assert good.columns[:2] == ["id", "name"]

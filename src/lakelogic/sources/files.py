@@ -171,6 +171,7 @@ def read_files(
     with_file_path: bool = False,
     source_type: str = "landing",
     select: Callable[[list[str]], list[str]] | None = None,
+    headerless_names: Sequence[str] = (),
 ) -> SourceRead:
     """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None.
 
@@ -204,7 +205,7 @@ def read_files(
         targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
         if not targets:
             return SourceRead(None, info, fmt_family)
-    frame = _read(spark, fmt_family, declared, targets, base, options)
+    frame = _read(spark, fmt_family, declared, targets, base, options, headerless_names)
     if frame is None:
         return SourceRead(None, info, fmt_family, targets)
     if with_file_path:
@@ -224,6 +225,7 @@ def _read(
     files: Sequence[str],
     base: str | None,
     options: Mapping[str, Any],
+    headerless_names: Sequence[str] = (),
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = spark.read
@@ -231,7 +233,13 @@ def _read(
         reader = reader.option("basePath", base)
     if family in ("csv", "tsv"):
         return _read_csv(
-            spark, files, base, options, engine_options, tab=family == "tsv" or declared == "tsv"
+            spark,
+            files,
+            base,
+            options,
+            engine_options,
+            tab=family == "tsv" or declared == "tsv",
+            headerless_names=headerless_names,
         )
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
@@ -280,6 +288,7 @@ def _read_csv(
     engine_options: dict[str, str],
     *,
     tab: bool,
+    headerless_names: Sequence[str] = (),
 ) -> DataFrame | None:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
@@ -321,7 +330,12 @@ def _read_csv(
     header = spark.read.options(**csv_opts).csv(list(files)).schema
     if not header.fields:
         return None
-    schema = StructType([StructField(f.name, StringType(), True) for f in header.fields])
+    names = [f.name for f in header.fields]
+    if options.get("has_header") is False:
+        # no header: the columns are the model's fields in order (Spark would call them _c0, _c1, ...);
+        # columns beyond the model keep Spark's names
+        names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
+    schema = StructType([StructField(n, StringType(), True) for n in names])
     schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
     frame = spark.read.options(**csv_opts).schema(schema).csv(list(files))
     extra_nulls = null_values[1:]
@@ -336,7 +350,7 @@ def _read_csv(
                 for f in schema.fields
             ]
         )
-    return _undecodable_as_malformed(frame, [f.name for f in header.fields], csv_opts["sep"])
+    return _undecodable_as_malformed(frame, names, csv_opts["sep"])
 
 
 def _undecodable_as_malformed(frame: DataFrame, columns: list[str], sep: str) -> DataFrame:

@@ -148,7 +148,13 @@ class PlanExecutor:
         read_step: ReadSource | None = self._one(ReadSource)
         lineage: AddLineage | None = self._one(AddLineage)
         wants_path = lineage is not None and "source_path" in lineage.columns.values()
-        outcome: SourceOutcome = read_plan_source(self.ctx, read_step, source, with_file_path=wants_path)
+        outcome: SourceOutcome = read_plan_source(
+            self.ctx,
+            read_step,
+            source,
+            with_file_path=wants_path,
+            model_fields=[f.name for f in self.plan.fields],
+        )
         ev = Evaluation(
             good=None,
             bad=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,12 @@ def read_plan_source(
     source: DataFrame | str | Path | None,
     *,
     with_file_path: bool,
+    model_fields: Sequence[str] = (),
 ) -> SourceOutcome:
     """The run's input: a DataFrame as given; a path or the contract's source read, with the source's
-    ``partition_filters`` applied (a DataFrame stands for data already read)."""
-    outcome = _read(ctx, step, source, with_file_path=with_file_path)
+    ``partition_filters`` applied (a DataFrame stands for data already read). ``model_fields`` name the
+    columns of header-less CSV files, in order."""
+    outcome = _read(ctx, step, source, with_file_path=with_file_path, model_fields=model_fields)
     if (
         step is not None
         and step.partition_filters
@@ -72,6 +74,7 @@ def _read(
     source: DataFrame | str | Path | None,
     *,
     with_file_path: bool,
+    model_fields: Sequence[str],
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
     if isinstance(source, DataFrame):
@@ -87,6 +90,7 @@ def _read(
             with_file_path=with_file_path,
             source_type=step.source_type if step is not None else "landing",
             select=_selector(ctx, step),
+            headerless_names=model_fields,
         )
         return _windowed(ctx, step, read, empty)
     if step is None or not step.path:
@@ -110,6 +114,7 @@ def _read(
         with_file_path=with_file_path,
         source_type=kind,
         select=_selector(ctx, step),
+        headerless_names=model_fields,
     )
     return _windowed(ctx, step, read, empty)
 
