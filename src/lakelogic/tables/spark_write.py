@@ -242,8 +242,8 @@ def _single_scan(
     assert isinstance(adapter, IcebergTable)
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     columns = [c for c in aligned.columns if c != DELETE_FLAG]
-    # the run's good-row count when it gave one (an upper bound after de-duplication); else the cache
-    # filled by the duplicate-key check
+    # the run's good-row count when it gave one (an upper bound after de-duplication); else a count of
+    # the prepared batch (served by the cache the duplicate-key check filled, when it ran)
     rows = spec.batch_rows if spec.batch_rows is not None else prepared.count()
     merged = single_scan_merge(
         adapter,
