@@ -120,25 +120,8 @@ def with_soft_delete_columns(batch: DataFrame, spec: WriteSpec) -> DataFrame:
     """The batch with the configured soft-delete columns it lacks, as typed NULLs, so the table gets them
     (SEMANTICS §13.6 does not require them in the model). Callers leave them out of the columns the batch
     "brought", so an upsert keeps or clears them as it does for any column the source did not send."""
-    wanted = {
-        spec.soft_delete_column: _soft_value_type(spec.soft_delete_value),
-        spec.soft_delete_time_column: "timestamp",
-        spec.soft_delete_reason_column: "string",
-    }
-    if not spec.soft_delete_column:
-        return batch
-    missing = {c: t for c, t in wanted.items() if c and c not in batch.columns}
+    missing = {c: t for c, t in spec.soft_delete_columns.items() if c not in batch.columns}
     return batch.withColumns({c: F.lit(None).cast(t) for c, t in missing.items()}) if missing else batch
-
-
-def _soft_value_type(value: object) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "bigint"
-    if isinstance(value, float):
-        return "double"
-    return "string"
 
 
 def check_keys_present(batch: DataFrame, keys: tuple[str, ...]) -> None:

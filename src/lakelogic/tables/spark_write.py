@@ -107,7 +107,7 @@ def _require_layout_columns(frame: DataFrame, spec: WriteSpec) -> None:
 
 def _written_by_strategy(spec: WriteSpec) -> tuple[str, ...]:
     """Columns the write itself adds to the batch (SCD2's version columns, soft-delete columns)."""
-    added = [spec.soft_delete_column, spec.soft_delete_time_column, spec.soft_delete_reason_column]
+    added: list[str | None] = list(spec.soft_delete_columns)
     if spec.scd2 is not None:
         scd = spec.scd2
         added += [

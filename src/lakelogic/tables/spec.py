@@ -78,6 +78,16 @@ class Scd2Spec:
         return tuple(cols)
 
 
+def _soft_value_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "bigint"
+    if isinstance(value, float):
+        return "double"
+    return "string"
+
+
 @dataclass(frozen=True)
 class WriteSpec:
     """Everything a strategy needs besides the frame and the target."""
@@ -119,6 +129,19 @@ class WriteSpec:
     @property
     def cdc_enabled(self) -> bool:
         return bool(self.cdc_op_field)
+
+    @property
+    def soft_delete_columns(self) -> dict[str, str]:
+        """The soft-delete columns this write keeps (SEMANTICS §13.6), name -> Spark SQL type; empty when
+        ``soft_delete_column`` is not set (the time and reason columns only go with it)."""
+        if not self.soft_delete_column:
+            return {}
+        wanted = {
+            self.soft_delete_column: _soft_value_type(self.soft_delete_value),
+            self.soft_delete_time_column: "timestamp",
+            self.soft_delete_reason_column: "string",
+        }
+        return {name: dtype for name, dtype in wanted.items() if name}
 
     def table_properties_for(self, fmt: str) -> dict[str, str]:
         """Properties a new table gets: Iceberg row-level defaults for merge/SCD2, then the contract's.
