@@ -9,6 +9,7 @@ import datetime as dt
 import decimal
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +21,20 @@ pytestmark = pytest.mark.spark
 CASES = Path(__file__).resolve().parents[2].parent / "shared" / "olc" / "conformance" / "cases"
 
 
-def _core_cases() -> list[Path]:
-    if not CASES.is_dir():
+def cases_at_level(root: Path, level: str) -> list[Path]:
+    """Case folders under ``root`` whose case.yaml declares ``level`` (sorted by folder name)."""
+    if not root.is_dir():
         return []
     found = []
-    for case in sorted(CASES.iterdir()):
+    for case in sorted(root.iterdir()):
         meta = case / "case.yaml"
-        if meta.is_file() and yaml.safe_load(meta.read_text()).get("level") == "core-runtime":
+        if meta.is_file() and yaml.safe_load(meta.read_text()).get("level") == level:
             found.append(case)
     return found
+
+
+def _core_cases() -> list[Path]:
+    return cases_at_level(CASES, "core-runtime")
 
 
 def _norm(value: Any) -> Any:
@@ -79,8 +85,8 @@ def _assert_rows(actual: list[dict[str, Any]], expected: list[dict[str, Any]], w
         assert not mismatched, f"{what}: row differs (got, expected): {mismatched}\nrow: {got}"
 
 
-@pytest.mark.parametrize("case", _core_cases(), ids=lambda p: p.name)
-def test_core_runtime_case(case: Path, spark: Any) -> None:
+def run_core_case(case: Path, spark: Any) -> None:
+    """Run one core-runtime case through ``DataProcessor(contract).run(frame)`` and check its expectations."""
     from lakelogic import DataProcessor
 
     meta = yaml.safe_load((case / "case.yaml").read_text())
@@ -118,8 +124,51 @@ def test_core_runtime_case(case: Path, spark: Any) -> None:
         failed = {n for r in report.dataset_rules if r.passed is False for n in (r.name, r.generated_name)}
         for name in checks["dataset_rules_failed"]:
             assert name in failed, f"dataset rule {name} should fail: {report.dataset_rules}"
+    _check_extra_assertions(checks, report, good, bad)
     # Reconciliation holds on every run (SEMANTICS §12).
     assert report.counts.reconciles()
+
+
+_RULE_NAME = re.compile(r"^Rule failed: ([A-Za-z0-9_.-]+)")
+
+
+def _check_extra_assertions(checks: dict[str, Any], report: Any, good: Any, bad: Any) -> None:
+    """Optional assertion keys beyond the corpus sample's (absent keys check nothing)."""
+    counts = report.counts
+    for key, attr in (("rows_filtered", "filtered"), ("rows_expanded", "expanded")):
+        if key in checks:
+            assert getattr(counts, attr) == checks[key], f"{key}: {counts}"
+    if "rows_deduplicated" in checks:
+        assert counts.deduplicated == checks["rows_deduplicated"], f"rows_deduplicated: {counts}"
+    if "dataset_rules_passed" in checks:
+        passed = {n for r in report.dataset_rules if r.passed is True for n in (r.name, r.generated_name)}
+        for name in checks["dataset_rules_passed"]:
+            assert name in passed, f"dataset rule {name} should pass: {report.dataset_rules}"
+    for needle in checks.get("warnings_contain") or []:
+        assert any(needle in w for w in report.warnings), f"no warning mentions {needle}: {report.warnings}"
+    for column in checks.get("absent_columns") or []:
+        assert column not in good.columns, f"column {column} should be absent: {good.columns}"
+    phases = {r.name: r.phase for r in report.rules}
+    for rule, phase in (checks.get("rule_phases") or {}).items():
+        assert phases.get(rule) == phase, f"rule {rule} phase: {phases}"
+    reasons = checks.get("quarantine_reasons")
+    if reasons:
+        key = reasons["key"]
+        rows = {str(r[key]): r.asDict(recursive=True) for r in bad.collect()}
+        for value, names in (reasons.get("rules") or {}).items():
+            row = rows.get(str(value))
+            assert row is not None, f"no quarantined row with {key}={value}: {sorted(rows)}"
+            got = [m.group(1) for e in row["_lakelogic_errors"] or [] if (m := _RULE_NAME.match(e))]
+            assert got == names, f"{key}={value}: errors {row['_lakelogic_errors']}, expected rules {names}"
+        for value, categories in (reasons.get("categories") or {}).items():
+            row = rows[str(value)]
+            got = list(row["_lakelogic_categories"] or [])
+            assert got == categories, f"{key}={value}: categories {got}, expected {categories}"
+
+
+@pytest.mark.parametrize("case", _core_cases(), ids=lambda p: p.name)
+def test_core_runtime_case(case: Path, spark: Any) -> None:
+    run_core_case(case, spark)
 
 
 def test_corpus_present_or_skipped(shared_dir: Path) -> None:

@@ -11,7 +11,16 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DataType,
+    MapType,
+    NullType,
+    NumericType,
+    StringType,
+    StructType,
+)
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_columns
@@ -106,18 +115,45 @@ def apply_map_values(step: Transform, frame: DataFrame, ctx: SparkRunContext) ->
     require_columns(step, frame, [p["field"]], "field")
     text = col(p["field"]).cast("string")
     mapping: dict[str, Any] = dict(p["mapping"])
-    # an unmapped value stays as it is, as text when the mapping yields text: a boolean or struct column
-    # and a string result have no common type
-    unchanged = text if any(isinstance(v, str) for v in mapping.values()) else col(p["field"])
-    fallback: Column = F.lit(p["default"]) if p.get("default") is not None else unchanged
+    default = p.get("default")
+    as_text = _map_result_is_text([*mapping.values(), default], field_type(frame, p["field"]), default)
+
+    def value(v: Any) -> Column:
+        return F.lit(v).cast("string") if as_text and v is not None else F.lit(v)
+
+    fallback: Column = value(default) if default is not None else (text if as_text else col(p["field"]))
     if not mapping:
         return with_columns(frame, {p["output"]: fallback})
     items = iter(mapping.items())
-    key, value = next(items)
-    mapped = F.when(text == F.lit(key), F.lit(value))
-    for key, value in items:
-        mapped = mapped.when(text == F.lit(key), F.lit(value))
+    key, first = next(items)
+    mapped = F.when(text == F.lit(key), value(first))
+    for key, v in items:
+        mapped = mapped.when(text == F.lit(key), value(v))
     return with_columns(frame, {p["output"]: mapped.otherwise(fallback)})
+
+
+def _value_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "text"
+
+
+def _map_result_is_text(values: list[Any], column_type: DataType, default: Any) -> bool:
+    """Whether ``map_values`` yields text: the mapped values, the default and (without a default) the
+    unchanged column must share one type, and a boolean has no common type with text or numbers in Spark
+    (``CASE WHEN .. THEN true ELSE <string column>`` does not resolve). When they are not all of one kind,
+    every result is written as text (``true`` -> ``'true'``), which the model's strict cast then reads."""
+    kinds = {_value_kind(v) for v in values if v is not None}
+    if default is None:
+        if isinstance(column_type, BooleanType):
+            kinds.add("boolean")
+        elif isinstance(column_type, NumericType):
+            kinds.add("number")
+        elif not isinstance(column_type, NullType):
+            kinds.add("text")
+    return "text" in kinds or len(kinds) > 1
 
 
 def _java_regex_literal(text: str) -> str:
