@@ -96,3 +96,41 @@ def test_hash_keeps_existing_digest(spark: Any) -> None:
     result = run(spark, contract([{"name": "h", "type": "string", "masking": "hash"}]), [{"h": digest}])
     assert rows_of(result.good, "h") == [(digest,)]
     assert any("LAKELOGIC_PII_SALT" in w for w in result.report.warnings)
+
+
+@pytest.mark.parametrize("outputs", ["memory", "files"])
+def test_dataset_rules_see_real_values_before_masking(spark: Any, tmp_path: Any, outputs: str) -> None:
+    """Masking is step 12, after the dataset rules of step 11 (SEMANTICS §5.4, §8): a redacted key stays
+    unique and a nullified column has no NULLs for the rules, while the output is masked."""
+    fields = [
+        {"name": "email", "type": "string", "masking": "redact"},
+        {"name": "phone", "type": "string", "masking": "nullify"},
+        {"name": "city", "type": "string"},
+    ]
+    doc = contract(
+        fields,
+        primary_key=["email"],
+        quality={
+            "dataset_rules": [
+                {"null_ratio": {"field": "phone", "max": 0.0}},
+                {"null_ratio": {"field": "city", "max": 0.5}},
+                {"name": "two_phones", "sql": "SELECT count(DISTINCT phone) = 2 FROM source"},
+            ]
+        },
+    )
+    rows = [
+        {"email": "a@x.com", "phone": "1", "city": "Oslo"},
+        {"email": "b@x.com", "phone": "2", "city": None},
+    ]
+    kwargs = {} if outputs == "memory" else {"output_good": str(tmp_path / "good")}
+    result = run(spark, doc, rows, **kwargs)
+    observed = {r.name: (r.passed, r.observed) for r in result.report.dataset_rules}
+    assert observed == {
+        "email_unique": (True, 0),
+        "phone_null_ratio": (True, 0.0),
+        "city_null_ratio": (True, 0.5),
+        "two_phones": (True, True),
+    }
+    assert result.report.status == "succeeded"
+    good = result.good if outputs == "memory" else spark.read.parquet(str(tmp_path / "good"))
+    assert set(rows_of(good, "email", "phone")) == {("***REDACTED***", None)}

@@ -83,10 +83,10 @@ def test_duplicate_keys_fail_the_implied_rule_and_the_merge_still_refuses_them(
 
 def test_only_a_unique_rule_over_key_columns_proves_the_key(spark: Any) -> None:
     """A passing `unique` over a subset of the key proves it; over other columns, or failed, it does not."""
-    from lakelogic.plan.steps import CheckDataset, DatasetRule
+    from lakelogic.plan.steps import CheckDataset, DatasetRule, FieldSpec, Mask
     from lakelogic.report import DatasetRuleResult, RunReport
     from lakelogic.tables.materialize import _keys_proven_unique
-    from lakelogic.types import Severity
+    from lakelogic.types import Severity, parse_type
 
     def rule(name: str, columns: tuple[str, ...]) -> DatasetRule:
         return DatasetRule(
@@ -115,3 +115,10 @@ def test_only_a_unique_rule_over_key_columns_proves_the_key(spark: Any) -> None:
     assert not _keys_proven_unique(Plan(), report(a_unique=None), ("a",))
     assert not _keys_proven_unique(Plan(), report(c_unique=True), ("a", "b"))
     assert not _keys_proven_unique(Plan(), report(a_unique=True), ())
+
+    class MaskedKeyPlan:
+        masked_a = FieldSpec(name="a", type=parse_type("string"), masking="redact")
+        steps = (*Plan.steps, Mask(yaml_path="model", fields=(masked_a,)))
+
+    # the rule saw the real key values; the write gets the masked ones
+    assert not _keys_proven_unique(MaskedKeyPlan(), report(a_unique=True), ("a", "b"))

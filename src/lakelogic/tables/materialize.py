@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakelogic.plan.access import opt
-from lakelogic.plan.steps import CheckDataset, Materialize
+from lakelogic.plan.steps import CheckDataset, Mask, Materialize
 from lakelogic.report import MaterializationInfo
 from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
 from lakelogic.tables.stamp import CommitStamp
@@ -134,13 +134,15 @@ def materialize_run(
 
 def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> bool:
     """True when a `unique` dataset rule over a subset of ``keys`` passed: the dataset rules ran on the
-    same good frame the write gets, and keys that hold a unique subset are unique themselves."""
+    same good frame the write gets, and keys that hold a unique subset are unique themselves. A masked
+    key column does not count: the rules saw its real values, the write gets the masked ones."""
     if not keys:
         return False
     passed = {r.name for r in report.dataset_rules if r.passed is True}
     steps = getattr(plan, "steps", ()) or ()
     rules = [rule for step in steps if isinstance(step, CheckDataset) for rule in step.rules]
-    key_set = set(keys)
+    masked = {f.name for step in steps if isinstance(step, Mask) for f in step.fields}
+    key_set = set(keys) - masked
     return any(
         rule.name in passed and rule.unique_columns and set(rule.unique_columns) <= key_set for rule in rules
     )

@@ -46,6 +46,10 @@ class Evaluation:
     # The source as read (re-used by re-evaluations of a subset of rows) and the one-job split.
     source_frame: DataFrame | None = None
     fanout: Fanout | None = None
+    # Columns the output masks, and the good frame before masking (only built when there are dataset
+    # rules): the dataset rules that read a masked column evaluate on it.
+    masked_columns: frozenset[str] = frozenset()
+    good_unmasked: DataFrame | None = None
 
     @property
     def no_input(self) -> bool:

@@ -68,6 +68,7 @@ from lakelogic.plan.steps import (
     EnforceSchema,
     ExternalLogic,
     Extract,
+    FieldSpec,
     FinalProjection,
     LoadLink,
     Mask,
@@ -261,7 +262,7 @@ class PlanExecutor:
             good, post_bad = self._post_phase(pre_good, transforms, formats, split, ev)
         final: FinalProjection | None = self._one(FinalProjection)
 
-        def shape_good(rows: DataFrame) -> DataFrame:
+        def shape_good(rows: DataFrame, *, masked: bool = True) -> DataFrame:
             if final is not None:
                 rows = schema.final_projection(
                     rows,
@@ -270,9 +271,13 @@ class PlanExecutor:
                     unknown=enforced.unknown,
                     cast_to_string=enforce_step.cast_to_string,
                 )
-            return self._mask_and_lineage(rows, lineage)
+            return self._mask_and_lineage(rows, lineage, masked=masked)
 
         with self.clock.stage("mask_lineage"):
+            ev.masked_columns = frozenset(f.name for f in self._masked_fields())
+            if has_dataset_rules and ev.masked_columns:
+                # Dataset rules (step 11) see the real values; masking is step 12 (SEMANTICS §5.4, §8).
+                ev.good_unmasked = shape_good(good, masked=False)
             good = shape_good(good)
             bad = self._quarantine(QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad), split)
             bad = self._mask_and_lineage(bad, lineage)
@@ -450,10 +455,16 @@ class PlanExecutor:
             carrier=carrier,
         )
 
-    def _mask_and_lineage(self, frame: DataFrame, lineage: AddLineage | None) -> DataFrame:
+    def _masked_fields(self) -> tuple[FieldSpec, ...]:
         mask: Mask | None = self._one(Mask)
-        if mask is not None:
-            frame = mask_frame(frame, mask.fields, warnings=self.ctx.warnings)
+        return mask.fields if mask is not None else ()
+
+    def _mask_and_lineage(
+        self, frame: DataFrame, lineage: AddLineage | None, *, masked: bool = True
+    ) -> DataFrame:
+        fields = self._masked_fields() if masked else ()
+        if fields:
+            frame = mask_frame(frame, fields, warnings=self.ctx.warnings)
         if lineage is not None:
             values = lineage_values(
                 lineage,

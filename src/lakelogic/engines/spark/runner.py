@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,7 +46,8 @@ from lakelogic.errors import (
     UnsupportedError,
 )
 from lakelogic.plan.clock import pin_clock
-from lakelogic.report import ErrorBlock, RunReport
+from lakelogic.plan.steps import DatasetRule
+from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
 
@@ -223,9 +224,7 @@ def _run(
         )
     if ev.dataset is not None and ev.dataset.rules:
         with progress.stage("dataset_rules"):
-            report.dataset_rules = evaluate_dataset_rules(
-                spark, frames.good, ev.dataset.rules, ctx.links, rows=report.counts.good
-            )
+            report.dataset_rules = _dataset_rules(spark, frames.good, ev, ctx.links, rows=report.counts.good)
     _gates(report, ev)
     failed_ds = failed_error_rules(report.dataset_rules)
     if failed_ds or (report.counts.quarantined > 0 and report.counts.good == 0):
@@ -241,6 +240,31 @@ def _run(
         pending.commit()
     staged.clear()
     ev.release()
+
+
+def _dataset_rules(
+    spark: SparkSession, good: DataFrame, ev: Evaluation, links: Mapping[str, DataFrame], *, rows: int
+) -> list[DatasetRuleResult]:
+    """Step 11 over the final good frame. A rule reading a masked column (or a query whose columns could
+    not be attributed) evaluates on the good frame before masking: masking is step 12, after every rule
+    has seen the real values (SEMANTICS §5.4). The others read ``good``, which may be the staged output."""
+    assert ev.dataset is not None
+    rules = list(ev.dataset.rules)
+    unmasked = ev.good_unmasked
+
+    def sees_masked(rule: DatasetRule) -> bool:
+        return bool(set(rule.columns) & ev.masked_columns) or (rule.query is not None and not rule.columns)
+
+    real = [i for i, rule in enumerate(rules) if unmasked is not None and sees_masked(rule)]
+    if not real:
+        return evaluate_dataset_rules(spark, good, rules, links, rows=rows)
+    assert unmasked is not None
+    results: dict[int, DatasetRuleResult] = {}
+    for frame, picked in ((unmasked, real), (good, [i for i in range(len(rules)) if i not in real])):
+        if picked:
+            found = evaluate_dataset_rules(spark, frame, [rules[i] for i in picked], links, rows=rows)
+            results.update(zip(picked, found, strict=True))
+    return [results[i] for i in range(len(rules))]
 
 
 @dataclass
