@@ -73,6 +73,23 @@ def test_cast_failures_quarantine_with_schema_category(spark: Any) -> None:
     assert good.schema["id"].dataType.simpleString() == "int"
 
 
+@pytest.mark.parametrize("output", ["memory", "files"])
+def test_step_10_cast_failures_come_before_post_rule_messages(spark: Any, tmp_path: Any, output: str) -> None:
+    """SEMANTICS §11: a row's messages list schema failures, then pre rules, then post rules."""
+    doc = contract(
+        FIELDS,
+        transformations=[{"derive": {"field": "amount", "sql": "'abc'"}}],
+        quality={"row_rules": [{"name": "id_big", "sql": "id > 5", "phase": "post"}]},
+    )
+    files = {"output_good": str(tmp_path / "g"), "output_bad": str(tmp_path / "b")}
+    kwargs = {} if output == "memory" else files
+    result = run(spark, doc, [{"id": 1, "amount": 1.0, "code": "a"}], **kwargs)
+    bad = result.bad if output == "memory" else spark.read.parquet(str(tmp_path / "b"))
+    assert [list(r[0]) for r in rows_of(bad, "_lakelogic_errors")] == [
+        ['Rule failed: amount_type (cannot cast "abc" to double)', "Rule failed: id_big (id > 5)"]
+    ]
+
+
 def test_include_error_reason_false_shortens_messages(spark: Any) -> None:
     doc = contract(
         FIELDS,

@@ -396,7 +396,9 @@ class PlanExecutor:
     def _post_checks(
         self, frame: DataFrame, op_checks: list[Check], formats: CastFormats
     ) -> tuple[DataFrame, list[Check]]:
-        """Probes, the step-10 re-cast and every post check (op casts, post rules, re-cast failures)."""
+        """Probes, the step-10 re-cast and every post check, in message order (SEMANTICS §11: schema
+        failures before rules): op casts, re-cast failures, post rules. Post rules still read the post-op
+        values; the order only decides the order of a row's messages."""
         rules = self._rules(Phase.POST)
         final: FinalProjection | None = self._one(FinalProjection)
         fields = final.fields if final is not None else self.plan.fields
@@ -407,7 +409,7 @@ class PlanExecutor:
         recast = schema.strict_cast_columns(
             frame, schema.recast_requests(frame, fields), phase=Phase.POST, formats=formats, tag="final"
         )
-        return recast.frame, [*op_checks, *[_rule_check(r) for r in rules], *recast.checks]
+        return recast.frame, [*op_checks, *recast.checks, *[_rule_check(r) for r in rules]]
 
     def _marked_chain(
         self,
