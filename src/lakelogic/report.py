@@ -7,7 +7,7 @@ driver (which gates on it). Pure data: imports nothing but pydantic and ``types`
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
@@ -204,6 +204,11 @@ class RunReport(_Model):
             self.status = status
         self.finished_at = _now()
         self.duration_seconds = (self.finished_at - self.started_at).total_seconds()
+
+    def model_dump(self, *, mode: Literal["json", "python"] | str = "json", **kwargs: Any) -> dict[str, Any]:
+        """JSON-ready by default (SEMANTICS §22: "JSON-serialisable (`model_dump()`)"): timestamps as ISO
+        text, enums as their values; ``mode="python"`` gives Python objects."""
+        return super().model_dump(mode=mode, **kwargs)
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
