@@ -208,6 +208,16 @@ def test_minimal_contract_has_no_optional_steps() -> None:
     ]
 
 
+def test_a_deprecated_contract_runs_with_a_warning() -> None:
+    """SEMANTICS §2: `info.status: deprecated` runs with a report warning (the plan's warnings go there)."""
+    deprecated = contract_doc(info={"title": "Orders", "table_name": "orders", "status": "deprecated"})
+    assert [w for w in compile_doc(deprecated).warnings if w.startswith("contract_deprecated")] == [
+        "contract_deprecated: info.status: contract 'orders' is deprecated"
+    ]
+    active = contract_doc(info={"title": "Orders", "table_name": "orders", "status": "active"})
+    assert not [w for w in compile_doc(active).warnings if "deprecated" in w]
+
+
 def test_incremental_sources_skip_when_empty() -> None:
     doc = contract_doc(
         source={"type": "landing", "path": "/data/in", "format": "parquet", "load_mode": "incremental"}

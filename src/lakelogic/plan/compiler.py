@@ -67,6 +67,8 @@ def compile_contract(
     steps = _assemble(contract, parts, engine=engine, override_engine=external_logic_engine_override)
     info = opt(contract, "info")
     title = str(opt(info, "title", name))
+    if str(opt(info, "status", "") or "").lower() == "deprecated":
+        warnings.append(f"contract_deprecated: info.status: contract {name!r} is deprecated")
     layer = getattr(contract, "layer", None)
     quarantine = opt(contract, "quarantine")
     return Plan(
