@@ -61,3 +61,28 @@ def test_bad_rule_sql_is_reported_not_raised(spark: Any) -> None:
         return
     assert result.report.status == "failed" and result.report.error is not None
     assert "no_such_column" in result.report.error.message
+
+
+@pytest.mark.spark
+def test_the_active_environment_is_reported_and_picks_its_target(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SEMANTICS §7.3/§22: the active env (``env=``, else LAKELOGIC_ENV) is in the report, and its
+    ``environments.<env>.path`` is the target."""
+    doc = {
+        **DOC,
+        "materialization": {"strategy": "append", "format": "parquet"},
+        "environments": {
+            "dev": {"path": str(tmp_path / "dev"), "format": "parquet"},
+            "prod": {"path": str(tmp_path / "prod"), "format": "parquet"},
+        },
+    }
+    frame = spark.createDataFrame([(1,)], "id int")
+    monkeypatch.setenv("LAKELOGIC_ENV", "dev")
+    by_variable = DataProcessor(doc, spark=spark).run(frame, materialize=True)
+    assert by_variable.report.environment == "dev" and (tmp_path / "dev").is_dir()
+    explicit = DataProcessor(doc, spark=spark).run(frame, materialize=True, env="prod")
+    assert explicit.report.environment == "prod", explicit.report.error
+    assert spark.read.parquet(str(tmp_path / "prod")).count() == 1
+    monkeypatch.delenv("LAKELOGIC_ENV")
+    assert DataProcessor(DOC, spark=spark).run(frame).report.environment is None

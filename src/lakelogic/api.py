@@ -108,8 +108,10 @@ class DataProcessor:
         run_id: str | None = None,
         pipeline_run_id: str | None = None,
         window: Any = None,
+        env: str | None = None,
     ) -> RunResult:
-        """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``)."""
+        """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
+        ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``)."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
 
@@ -126,6 +128,7 @@ class DataProcessor:
             pipeline_run_id=pipeline_run_id,
             window=read_window.bounds() if read_window is not None else None,
             source_window=read_window,
+            env=env,
         )
         outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
         return RunResult(outcome.good, outcome.bad, outcome.report)

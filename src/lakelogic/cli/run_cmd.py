@@ -45,6 +45,9 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run report as JSON on stdout.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Do not materialize the target.")] = False,
     target: Annotated[str | None, typer.Option("--target", help="Materialize to this table or path.")] = None,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Active environment (else LAKELOGIC_ENV): environments.<env>.")
+    ] = None,
 ) -> None:
     """Run CONTRACT once: read, transform, validate, quarantine, and materialize when it has a target."""
     err = Console(stderr=True)
@@ -55,7 +58,12 @@ def run(
     try:
         with err.status(f"running {processor.contract.contract_name} on Spark…", spinner="dots"):
             result = processor.run(
-                source, materialize=materialize, target=target, output_good=output_good, output_bad=output_bad
+                source,
+                materialize=materialize,
+                target=target,
+                output_good=output_good,
+                output_bad=output_bad,
+                env=env,
             )
     except Exception as exc:  # noqa: BLE001 - programming/JVM errors: one clean line, exit 1
         err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)

@@ -47,6 +47,8 @@ def spark_contract_runner(
                 window=request.window,
             )
             report: RunReport = result.report
+            # the hierarchy's environment (--env, LAKELOGIC_ENV or its default) is already bound into it
+            report.environment = getattr(node.effective, "environment", None) or report.environment
             report.window.label = request.window.label
             # The source reader's reason (e.g. window_not_applicable) says what the read did; keep it.
             report.window.reason = report.window.reason or request.window.reason

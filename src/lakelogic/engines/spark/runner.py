@@ -114,6 +114,7 @@ def run_contract(
         contract=str(getattr(contract, "contract_name", "contract")),
         engine="spark",
         lakelogic_version=_version(),
+        environment=request.env or os.environ.get("LAKELOGIC_ENV") or None,
     )
     progress = StepClock()
     outcome = RunOutcome(None, None, report)
