@@ -140,3 +140,26 @@ def test_overwrite_policy_replaces_the_schema(spark: Any, make_target: Make, fmt
         ("n", "bigint"),
     ]
     assert [(r["id"], r["n"]) for r in read_back(spark, target)] == [("x", 2)]
+
+
+def test_write_side_drift_is_recorded_for_the_report(spark: Any, make_target: Make) -> None:
+    """SEMANTICS §7.1: drift is always in the report; the write records new, missing and retyped columns."""
+    from lakelogic.report import RunReport
+    from lakelogic.tables.materialize import _report_write_drift
+
+    target = make_target("iceberg")
+    first = spark.createDataFrame([(1, 2, 3)], "id int, x int, z int")
+    created = write_frame(spark, first, target, WriteSpec(), CommitStamp("a", "c"))
+    assert (created.added_columns, created.missing_columns, created.type_changes) == ([], [], [])
+    batch = spark.createDataFrame([(2, 2**40, "n")], "id int, x bigint, fresh string")
+    out = write_frame(spark, batch, target, WriteSpec(evolution="compatible"), CommitStamp("b", "c"))
+    assert out.added_columns == ["fresh"] and out.missing_columns == ["z"]
+    assert out.type_changes == [
+        {"column": "x", "target_type": "int", "batch_type": "bigint", "change": "widened"}
+    ]
+    report = RunReport(run_id="b", contract="c")
+    report.schema_drift.missing_fields = ["z"]  # the read side may have seen it already
+    _report_write_drift(report, out)
+    drift = report.schema_drift
+    assert (drift.unknown_fields, drift.missing_fields) == (["fresh"], ["z"])
+    assert [c["column"] for c in drift.type_changes] == ["x"]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakelogic.report import RunReport
+    from lakelogic.tables.spark_write import WriteOutcome
 
 __all__ = ["ResolvedTarget", "already_committed", "materialize_run", "resolve_target"]
 
@@ -102,6 +103,7 @@ def materialize_run(
     outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
     report.add_seconds("write_target", time.perf_counter() - began)
     report.warnings.extend(outcome.warnings)
+    _report_write_drift(report, outcome)
     info.committed = outcome.committed or outcome.already_committed
     info.already_committed = outcome.already_committed
     info.snapshot = outcome.snapshot
@@ -130,6 +132,21 @@ def materialize_run(
                 info.quarantine_rows_written = q_outcome.rows_inserted
     report.materialization = info
     return info
+
+
+def _report_write_drift(report: RunReport, outcome: WriteOutcome) -> None:
+    """Write-side drift joins the read side's in ``report.schema_drift`` (SEMANTICS §7.1: drift is always
+    in the report): columns new to the target count as unknown, target columns the batch lacks as missing."""
+    drift = report.schema_drift
+    drift.unknown_fields = [
+        *drift.unknown_fields,
+        *(c for c in outcome.added_columns if c not in drift.unknown_fields),
+    ]
+    drift.missing_fields = [
+        *drift.missing_fields,
+        *(c for c in outcome.missing_columns if c not in drift.missing_fields),
+    ]
+    drift.type_changes = [*drift.type_changes, *outcome.type_changes]
 
 
 def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> bool:

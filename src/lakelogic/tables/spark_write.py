@@ -30,6 +30,7 @@ from lakelogic.tables.spark_evolution import (
     as_schema_error,
     evolved_schema,
     plan_evolution,
+    same_type,
 )
 from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_scan_merge
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
@@ -55,6 +56,11 @@ class WriteOutcome:
     rows_deleted: int = 0
     versions_closed: int = 0
     warnings: list[str] = field(default_factory=list)
+    # write-side schema drift (SEMANTICS §7.1): batch columns new to the target, target columns the batch
+    # lacks, and columns whose type differs ({column, target_type, batch_type, change})
+    added_columns: list[str] = field(default_factory=list)
+    missing_columns: list[str] = field(default_factory=list)
+    type_changes: list[dict[str, str]] = field(default_factory=list)
 
 
 def adapter_for(spark: SparkSession, target: ResolvedTarget) -> TableAdapter:
@@ -121,6 +127,36 @@ def _written_by_strategy(spec: WriteSpec) -> tuple[str, ...]:
     return tuple(c for c in added if c)
 
 
+def _record_drift(
+    outcome: WriteOutcome, current: StructType | None, batch: StructType, plan: EvolutionPlan
+) -> None:
+    if current is None:
+        return  # a new table: nothing to drift from
+    outcome.added_columns = [f.name for f in plan.added]
+    outcome.missing_columns = list(plan.missing)
+    target_types = {f.name: f.dataType for f in current.fields}
+    changes = {c: "widened" for c, _, _ in plan.widened}
+    changes.update({c: "cast to the target type" for c in plan.casts if c not in changes})
+    if plan.replace_schema:
+        changes.update(
+            {
+                f.name: "replaced"
+                for f in batch.fields
+                if f.name in target_types and not same_type(f.dataType, target_types[f.name])
+            }
+        )
+    outcome.type_changes = [
+        {
+            "column": column,
+            "target_type": target_types[column].simpleString(),
+            "batch_type": batch[column].dataType.simpleString(),
+            "change": change,
+        }
+        for column, change in changes.items()
+        if column in target_types and column in batch.names
+    ]
+
+
 def _evolve(
     adapter: TableAdapter, frame: DataFrame, spec: WriteSpec, outcome: WriteOutcome
 ) -> tuple[DataFrame, EvolutionPlan]:
@@ -130,6 +166,7 @@ def _evolve(
     batch_schema = frame.select(*[F.col(f"`{c}`") for c in data_columns]).schema
     plan = plan_evolution(current, batch_schema, policy=spec.evolution, strategy=spec.strategy)
     outcome.warnings.extend(plan.warnings)
+    _record_drift(outcome, current, batch_schema, plan)
     if plan.widened and not getattr(adapter, "supports_widening", False):
         name, narrow, wide = plan.widened[0]
         raise SchemaEvolutionError(
