@@ -141,6 +141,8 @@ def test_dataset_generated_names_get_suffixes() -> None:
         quality={"dataset_rules": [{"row_count_between": {"min": 1}}, {"row_count_between": {"max": 9}}]}
     )
     assert list(rules) == ["row_count_between", "row_count_between_2"]
+    # generated_name is always the shorthand-derived name, so tools can match either (SEMANTICS §10.5)
+    assert {r.generated_name for r in rules.values()} == {"row_count_between"}
 
 
 def test_a_full_select_reading_a_write_only_column_of_source_is_flagged() -> None:

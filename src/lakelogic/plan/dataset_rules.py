@@ -76,7 +76,7 @@ def compile_dataset_rules(
         rules.append(
             DatasetRule(
                 name=name,
-                generated_name=sanitize_name(d.generated) if d.explicit_name else name,
+                generated_name=sanitize_name(d.generated),  # never suffixed: tools match it (§10.5)
                 category=d.category,
                 severity=d.severity,
                 yaml_path=d.yaml_path,
