@@ -164,7 +164,8 @@ def _run(
     fill_identity(report, plan, contract)
     if isinstance(request.window, tuple) and len(request.window) == 2:
         report.window.start, report.window.end = request.window
-        report.window.label = "window"
+        # the caller's label (reprocess, backfill_*, ...) decides how the write treats the window
+        report.window.label = getattr(request.source_window, "label", None) or "window"
     report.warnings.extend(plan.warnings)
     # Strict, predictable datetime parsing: invalid text gives NULL (a cast failure), never an exception.
     spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
