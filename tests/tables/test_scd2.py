@@ -142,6 +142,44 @@ def test_scd2_untracked_change_updates_current_version_in_place(spark: Any, make
     assert (rows[0]["email"], rows[0]["updated_at"], rows[0]["is_current"]) == ("b@x", "2024-01-01", True)
 
 
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_scd2_rows_of_one_batch_apply_in_time_order_and_rerun_unchanged(
+    spark: Any, make_target: Make, fmt: str
+) -> None:
+    """§13.3 (2): a row with the current version's tracked values updates its untracked columns in place
+    before a later row of the same batch closes it; one batch and three batches agree; an identical re-run
+    changes nothing; a late row for a closed version does not touch it."""
+    schema = "id int, tier string, email string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        scd2=scd2_spec_from(
+            {"timestamp_field": "updated_at", "track_columns": ["tier"], "version_column": "v"}, keys=("id",)
+        ),
+    )
+    rows = [
+        (1, "free", "a@x", "2024-01-01"),
+        (1, "free", "b@x", "2024-02-01"),
+        (1, "pro", "c@x", "2024-03-01"),
+    ]
+
+    def versions(target: ResolvedTarget) -> list[tuple[Any, ...]]:
+        return sorted((r["v"], r["tier"], r["email"], r["is_current"]) for r in read_back(spark, target))
+
+    want = [(1, "free", "b@x", False), (2, "pro", "c@x", True)]
+    one = make_target(fmt, "one")
+    write_frame(spark, spark.createDataFrame(rows, schema), one, spec, CommitStamp("a", "d"))
+    assert versions(one) == want
+    again = write_frame(spark, spark.createDataFrame(rows, schema), one, spec, CommitStamp("b", "d"))
+    assert (again.rows_inserted, again.rows_updated) == (0, 0) and versions(one) == want
+    three = make_target(fmt, "three")
+    for i, row in enumerate(rows):
+        write_frame(spark, spark.createDataFrame([row], schema), three, spec, CommitStamp(f"t{i}", "d"))
+    assert versions(three) == want
+    late = spark.createDataFrame([(1, "free", "late@x", "2024-02-15")], schema)
+    write_frame(spark, late, one, spec, CommitStamp("c", "d"))
+    assert versions(one) == want, "version 1 is closed: a late row with its values changes nothing"
+
+
 def test_scd2_same_key_and_time_with_different_values_is_an_error(spark: Any, make_target: Make) -> None:
     target = make_target("delta")
     batch = _rows(spark, (1, "free", "2024-01-01"), (1, "pro", "2024-01-01"))

@@ -292,8 +292,19 @@ def test_soft_delete_columns_need_not_be_in_the_batch(spark: Any, make_target: M
     assert {"is_deleted", "deleted_at", "deleted_why"} <= set(rows[0])
     flagged = [r for r in rows if r["id"] == 1 and r["is_deleted"]]
     assert len(flagged) == 1 and flagged[0]["deleted_at"] == datetime(2024, 1, 5)
+    assert flagged[0]["deleted_why"] == "D", "the reason column holds the op value"
     if strategy == "merge":
-        assert out.rows_deleted == 0 and flagged[0]["deleted_why"] == "D"
+        assert out.rows_deleted == 0
     else:
         assert out.versions_closed == 1 and flagged[0]["is_current"] is False
     assert all(not r["is_deleted"] for r in rows if r["id"] == 2), "other keys are untouched"
+    if strategy == "scd2":  # a later run recomputing the key's versions keeps the stored reason
+        write_frame(
+            spark,
+            spark.createDataFrame([(1, "z", "I", datetime(2024, 1, 9))], schema),
+            target,
+            spec,
+            _stamp("r"),
+        )
+        closed = [r for r in read_back(spark, target) if r["id"] == 1 and r["is_deleted"]]
+        assert [(r["deleted_why"], r["deleted_at"]) for r in closed] == [("D", datetime(2024, 1, 5))]

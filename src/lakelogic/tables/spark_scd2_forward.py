@@ -247,5 +247,6 @@ def _clear_soft_delete(values: dict[str, Column], schema: StructType, spec: Writ
     soft = spec.soft_delete_column
     if soft and soft in schema.names:
         values[soft] = F.lit(None)
-        if spec.soft_delete_time_column in schema.names:
-            values[str(spec.soft_delete_time_column)] = F.lit(None)
+        for meta in (spec.soft_delete_time_column, spec.soft_delete_reason_column):
+            if meta in schema.names:
+                values[str(meta)] = F.lit(None)

@@ -226,18 +226,28 @@ def compute_versions(
         F.min(T).alias("_ll_start"),
         F.min_by(F.struct(*[q(c) for c in payload]), rep_order).alias("rep"),
         F.max_by(F.struct(*[q(c) for c in payload]), F.col(T)).alias("latest"),
+        # a stored version no batch row re-states (a batch row at its time would have replaced it)
+        F.max((F.col(SRC) == 0).cast("int")).alias("_ll_has_stored"),
     )
     key_groups = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(GROUP))
+    later_groups = key_groups.rowsBetween(1, Window.unboundedFollowing)
     groups = (
         groups.withColumn("_ll_next_start", F.lead("_ll_start").over(key_groups))
         .withColumn("_ll_next_hash", F.lead("rep." + HASH).over(key_groups))
+        .withColumn("_ll_delete_op", F.lead(_batch_delete_op(spec, data_cols)).over(key_groups))
+        .withColumn("_ll_stored_after", F.coalesce(F.max("_ll_has_stored").over(later_groups), F.lit(0)) == 1)
         .where(F.col("rep." + HASH) != F.lit(TOMBSTONE))
     )
     versions_w = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(GROUP))
     groups = groups.withColumn("_ll_version", F.row_number().over(versions_w))
     is_last = F.col("_ll_next_start").isNull()
     closed_by_delete = F.coalesce(F.col("_ll_next_hash") == F.lit(TOMBSTONE), F.lit(False))
-    in_place = is_last & (F.col("latest." + SRC) == 1) & (F.col("latest." + T) >= F.col("rep." + T))
+    # Batch rows apply in change-time order (§13.3): a row with the version's tracked values updates its
+    # untracked columns in place while that version is current, i.e. when no stored version (or stored
+    # deletion) follows it; versions the same batch opens (or re-states) later close it only afterwards.
+    # Stored versions the batch re-states do not count, so an identical re-run keeps the in-place values.
+    from_batch = (F.col("latest." + SRC) == 1) & (F.col("latest." + T) >= F.col("rep." + T))
+    in_place = ~F.col("_ll_stored_after") & from_batch
     untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
 
     def data_value(c: str) -> Column:
@@ -263,11 +273,20 @@ def compute_versions(
         end.alias(scd.effective_to),
         is_last.alias("_ll_is_last"),
         closed_by_delete.alias("_ll_closed_by_delete"),
+        F.col("_ll_delete_op"),
         F.col("_ll_version"),
         F.col("rep._ll_sk_at").alias("_ll_sk_at"),
         F.col("rep." + HAS_TARGET).alias("_ll_rep_stored"),
     )
     return _finish_columns(out, schema, scd, spec, tracked, keys)
+
+
+def _batch_delete_op(spec: WriteSpec, data_cols: list[str]) -> Column:
+    """On a version group opened by a batch CDC delete: the delete's op value (SEMANTICS §13.6 reason
+    column), or ``delete`` when the op column is not stored; NULL on other groups."""
+    stored_op = spec.cdc_op_field in data_cols
+    op = F.col(f"rep.`{spec.cdc_op_field}`").cast("string") if stored_op else F.lit("delete")
+    return F.when((F.col("rep." + HASH) == F.lit(TOMBSTONE)) & (F.col("rep." + SRC) == 1), op)
 
 
 def _finish_columns(
@@ -305,6 +324,13 @@ def _finish_columns(
             col = str(spec.soft_delete_time_column)
             values[col] = F.when(F.col("_ll_closed_by_delete"), q(scd.effective_to)).cast(
                 schema[col].dataType
+            )
+        reason_col = spec.soft_delete_reason_column
+        if reason_col and reason_col in schema.names:
+            # the op value of the batch's delete; a version a stored delete closed keeps its reason
+            reason_value = F.coalesce(F.col("_ll_delete_op"), q(reason_col).cast("string"))
+            values[reason_col] = F.when(F.col("_ll_closed_by_delete"), reason_value).cast(
+                schema[reason_col].dataType
             )
     columns = [(values[c] if c in values else q(c)).alias(c) for c in schema.names]
     return frame.select(*columns)
