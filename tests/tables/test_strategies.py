@@ -308,3 +308,43 @@ def test_soft_delete_columns_need_not_be_in_the_batch(spark: Any, make_target: M
         )
         closed = [r for r in read_back(spark, target) if r["id"] == 1 and r["is_deleted"]]
         assert [(r["deleted_why"], r["deleted_at"]) for r in closed] == [("D", datetime(2024, 1, 5))]
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_merge_inserts_the_unknown_member_once(spark: Any, make_target: Make, fmt: str) -> None:
+    """§13.6 `materialization.unknown_member`: a merge target gets the placeholder member once."""
+    member = {"enabled": True, "default_values": {"id": -1, "name": "Unknown"}}
+    spec = WriteSpec(strategy="merge", primary_key=("id",), unknown_member=member)
+    target = make_target(fmt)
+    first = write_frame(
+        spark, spark.createDataFrame([(1, "a")], "id int, name string"), target, spec, _stamp("1")
+    )
+    assert first.rows_inserted == 2
+    write_frame(
+        spark, spark.createDataFrame([(1, "b"), (2, "c")], "id int, name string"), target, spec, _stamp("2")
+    )
+    assert _pairs(read_back(spark, target), "id", "name") == [(-1, "Unknown"), (1, "b"), (2, "c")]
+    with pytest.raises(MergeKeyError, match="default_values for the key column"):
+        write_frame(
+            spark,
+            spark.createDataFrame([(3, "d")], "id int, name string"),
+            make_target(fmt, "other"),
+            WriteSpec(
+                strategy="merge", primary_key=("id",), unknown_member={"default_values": {"name": "?"}}
+            ),
+            _stamp("3"),
+        )
+
+
+def test_block_level_unknown_member_reaches_merge_and_scd2() -> None:
+    from lakelogic.tables.spec import write_spec_from_contract
+
+    member = {"surrogate_key_value": "-1", "default_values": {"id": -1}}
+    doc: dict[str, Any] = {
+        "primary_key": ["id"],
+        "materialization": {"strategy": "merge", "unknown_member": member},
+    }
+    assert write_spec_from_contract(doc).unknown_member == member
+    doc["materialization"] = {"strategy": "scd2", "unknown_member": member, "scd2": {"surrogate_key": "sk"}}
+    scd2 = write_spec_from_contract(doc).scd2
+    assert scd2 is not None and scd2.unknown_member == member

@@ -36,6 +36,7 @@ from lakelogic.tables.spark_scd2_versions import (
 )
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.unknown_member import stored_member, unknown_member
 
 
 def diff_versions(
@@ -95,23 +96,14 @@ def _unknown_member_row(
     adapter: TableAdapter, schema: StructType, scd: Scd2Spec, spec: WriteSpec, spark: SparkSession
 ) -> DataFrame | None:
     """The placeholder member (``scd2.unknown_member``) as an insert, when the table does not hold it yet."""
-    member = dict(scd.unknown_member or {})
-    if not member or not member.get("enabled", True):
+    member = unknown_member(
+        scd.unknown_member,
+        key_columns=scd.business_key,
+        surrogate_key=scd.surrogate_key,
+        where="unknown_member",
+    )
+    if member is None or stored_member(adapter, member, schema):
         return None
-    defaults = dict(member.get("default_values") or {})
-    if scd.surrogate_key:
-        defaults[scd.surrogate_key] = str(member.get("surrogate_key_value", "-1"))
-    identity = {k: v for k, v in defaults.items() if k in (scd.surrogate_key, *scd.business_key) and k}
-    if not identity:
-        raise MergeKeyError("scd2.unknown_member needs surrogate_key or default_values for the business key")
-    if adapter.exists():
-        stored = adapter.read()
-        if all(c in stored.columns for c in identity):
-            condition = F.lit(True)
-            for column, value in identity.items():
-                condition = condition & (q(column) == F.lit(value).cast(schema[column].dataType))
-            if stored.where(condition).limit(1).count() > 0:
-                return None
     values: dict[str, Column] = {
         scd.effective_from: default_literal(scd.effective_from_default, schema[scd.effective_from].dataType),
         scd.effective_to: default_literal(scd.effective_to_default, schema[scd.effective_to].dataType),
@@ -121,7 +113,7 @@ def _unknown_member_row(
         values[scd.version_column] = F.lit(1)
     if scd.change_reason_column:
         values[scd.change_reason_column] = F.lit("unknown_member")
-    for column, value in defaults.items():
+    for column, value in member.values.items():
         if column in schema.names:
             values[column] = F.lit(value)
     row = spark.range(1).select(

@@ -37,6 +37,7 @@ from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
+from lakelogic.tables.unknown_member import stored_member, unknown_member
 
 INTERNAL_PREFIX = "_ll_"
 
@@ -207,6 +208,31 @@ def _bounds(summary: ChangeSummary, match: tuple[str, ...]) -> dict[str, tuple[A
     return summary.bounds or None
 
 
+def _with_unknown_member(adapter: TableAdapter, prepared: DataFrame, spec: WriteSpec) -> DataFrame:
+    """The merge batch plus the placeholder member (``materialization.unknown_member``, SEMANTICS §13.6)
+    when neither the table nor the batch holds its key yet."""
+    member = unknown_member(
+        spec.unknown_member,
+        key_columns=spec.primary_key,
+        where="materialization.unknown_member",
+        whole_key=True,
+    )
+    if member is None or stored_member(adapter, member, prepared.schema):
+        return prepared
+    types = {f.name: f.dataType for f in prepared.schema.fields}
+    row = prepared.sparkSession.range(1).select(
+        *[
+            (F.lit(member.values[c]) if c in member.values else F.lit(None)).cast(types[c]).alias(c)
+            for c in prepared.columns
+            if c != DELETE_FLAG
+        ],
+        F.lit(False).alias(DELETE_FLAG),
+    )
+    batch_keys = prepared.select(*[F.col(f"`{k}`") for k in spec.primary_key])
+    fresh = row.join(batch_keys, list(spec.primary_key), "left_anti")
+    return prepared.unionByName(fresh)
+
+
 def _keyed_write(
     adapter: TableAdapter,
     frame: DataFrame,
@@ -218,7 +244,7 @@ def _keyed_write(
     check_keys_present(frame, keys)
     batch_columns = {c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)}
     frame = with_soft_delete_columns(frame, spec)
-    prepared = one_row_per_key(frame, keys, spec).persist()
+    prepared = _with_unknown_member(adapter, one_row_per_key(frame, keys, spec), spec).persist()
     try:
         return _apply_keyed(adapter, prepared, spec, stamp, outcome, batch_columns)
     finally:

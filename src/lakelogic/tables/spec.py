@@ -8,7 +8,7 @@ resolved here because ``materialization.scd2`` may arrive as a plain mapping.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -125,6 +125,8 @@ class WriteSpec:
     # duplicate-key check, one aggregation over the batch. Never set it on a guess: a duplicate key would
     # then be written twice.
     keys_unique: bool = False
+    # materialization.unknown_member (SEMANTICS §13.6): the placeholder member a merge inserts once
+    unknown_member: Mapping[str, Any] | None = None
 
     @property
     def cdc_enabled(self) -> bool:
@@ -250,8 +252,12 @@ def write_spec_from_contract(
     if chosen == "merge" and not primary_key:
         raise PlanError("strategy merge needs primary_key", yaml_path="materialization.strategy")
     scd2 = None
+    member = opt(mat, "unknown_member")
+    member = plain(member) if member is not None else None
     if chosen == "scd2":
         scd2 = scd2_spec_from(opt(mat, "scd2"), keys=natural_key or primary_key)
+        if scd2.unknown_member is None and member is not None:  # the block-level form (§13.6)
+            scd2 = replace(scd2, unknown_member=member)
     lineage_columns, created_columns = _lineage_names(contract)
     model = opt(contract, "model")
     generated = tuple(
@@ -278,6 +284,7 @@ def write_spec_from_contract(
         created_columns=created_columns,
         generated_columns=generated,
         scd2=scd2,
+        unknown_member=member if chosen == "merge" else None,
         as_of=as_of or datetime.now(UTC),
         reprocess_date_column=opt(mat, "reprocess_date_column")
         or (str(as_list(opt(mat, "partition_by"))[0]) if as_list(opt(mat, "partition_by")) else None),
