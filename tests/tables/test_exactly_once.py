@@ -41,6 +41,8 @@ def test_same_run_id_or_pipeline_window_is_a_noop(spark: Any, make_target: Make,
     assert len(read_back(spark, target)) == 1
     assert adapter_for(spark, target).already_committed(CommitStamp("run-1", "orders"))
     assert not adapter_for(spark, target).already_committed(CommitStamp("run-1", "orders", role="quarantine"))
+    if fmt == "parquet":  # SEMANTICS §13.4: the marker is _lakelogic_commits/<run_id>.json
+        assert (Path(target.name) / "_lakelogic_commits" / "run-1.json").is_file()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

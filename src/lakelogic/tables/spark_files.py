@@ -5,7 +5,7 @@ Commit protocol (one write):
 1. Spark writes the new files into ``_lakelogic_staging/<token>/`` (invisible to readers: hidden dir).
 2. A pending manifest ``_lakelogic_commits/pending-<token>.json`` lists the files to add and remove.
 3. New files are renamed into the table, replaced files are deleted, the schema file is updated.
-4. The marker ``_lakelogic_commits/run-<role>-<run_id>.json`` (and ``window-<digest>.json`` for pipeline
+4. The marker ``_lakelogic_commits/<run_id>.json`` (and ``window-<digest>.json`` for pipeline
    runs) is written, then the pending manifest is removed.
 
 A crash before step 2 leaves the table unchanged; a crash after it is rolled forward by the next write
@@ -88,14 +88,20 @@ class FileTable(FileTableBase):
         ]
 
     def _marker_names(self, stamp: CommitStamp) -> list[str]:
-        names = [f"run-{stamp.role}-{stamp.run_id}.json"]
+        # SEMANTICS §13.4 names the run marker <run_id>.json (a table directory holds one role's commits)
+        names = [f"{stamp.run_id}.json"]
         if stamp.window_key:
             names.append(f"window-{stamp.window_key}.json")
         return names
 
     def already_committed(self, stamp: CommitStamp) -> bool:
         self.recover()
-        return any(self.fs.exists(self._commits(n)) for n in self._marker_names(stamp))
+        legacy = f"run-{stamp.role}-{stamp.run_id}.json"  # written before session 9
+        for name in [*self._marker_names(stamp), legacy]:
+            path = self._commits(name)
+            if self.fs.exists(path) and stamp.matches(json.loads(self.fs.read_text(path)).get("stamp") or {}):
+                return True
+        return False
 
     # --- writing ------------------------------------------------------------------------------
 
