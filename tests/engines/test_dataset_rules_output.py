@@ -111,3 +111,29 @@ def test_a_query_rule_on_a_column_only_the_write_adds_reports_passed_null(spark:
     rules = _by_name(report)
     assert rules["has_current"].passed is None and rules["has_current"].observed is None
     assert rules["id_unique"].passed is True, "the other rules are still evaluated"
+
+
+def test_a_bare_expression_with_a_link_subquery_runs_over_source(spark: Any, tmp_path: Path) -> None:
+    """§10.5: a bare expression becomes ``SELECT <expr> FROM source``; links are visible in it (§4)."""
+    link = tmp_path / "codes"
+    spark.createDataFrame(
+        [(1, "active"), (2, "active"), (3, "retired")], "code int, status string"
+    ).write.parquet(str(link))
+    doc = contract(
+        FIELDS,
+        links=[{"name": "r", "path": str(link), "type": "parquet", "filter": "status = 'active'"}],
+        quality={
+            "dataset_rules": [
+                {"name": "more_rows_than_codes", "sql": "COUNT(*) > (SELECT COUNT(*) FROM r)"},
+                {
+                    "name": "unknown_ids",
+                    "sql": "COUNT_IF(id NOT IN (SELECT code FROM r))",
+                    "must_be_less_than": 3,
+                },
+            ]
+        },
+    )
+    frame = spark.createDataFrame([(i, "n") for i in range(1, 5)], "id int, name string")
+    result = DataProcessor(doc, spark=spark).run(frame)
+    observed = {r.name: (r.passed, r.observed) for r in result.report.dataset_rules}
+    assert observed == {"more_rows_than_codes": (True, True), "unknown_ids": (True, 2)}, result.report.error

@@ -238,7 +238,8 @@ def _declared(item: Any, path: str) -> _Draft:
     query: str | None = None
     aggregate: str | None = None
     if is_query(tree) or tree.find(exp.Subquery, exp.Query) is not None:
-        query = sql if is_query(tree) else f"SELECT {sql} AS observed"
+        # §10.5: a bare expression becomes SELECT <expr> FROM source (its aggregates run over the rows)
+        query = sql if is_query(tree) else f"SELECT {sql} AS observed FROM source"
     else:
         _check_aggregated(tree, what, path)
         aggregate = sql
