@@ -80,6 +80,14 @@ class Observations:
         self.points[label] = obs
         return frame.observe(obs, *exprs)
 
+    def measured(self, frame: DataFrame, label: str) -> DataFrame:
+        """``observe`` with the point's metrics gathered now, by a job of its own over every row: for a
+        consumer that may not read all of them (external logic may limit, sample or ignore its input)."""
+        observed = self.observe(frame, label)
+        if self.observing:
+            observed.write.format("noop").mode("overwrite").save()
+        return observed
+
     def require_hosted(self) -> None:
         """Every deferred point must have been hosted before the chain branches."""
         if self._pending:

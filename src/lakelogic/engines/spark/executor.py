@@ -125,7 +125,9 @@ class PlanExecutor:
         found = self._steps(kind)
         return found[0] if found else None
 
-    def _counted(self, frame: DataFrame, effect: str, name: str, run: Any) -> DataFrame:
+    def _counted(
+        self, frame: DataFrame, effect: str, name: str, run: Any, *, measure_input: bool = False
+    ) -> DataFrame:
         """Run ``run(frame)`` with row-count observations before and after when the step may change it.
         An op that drops some rows while adding others keeps the dropped ones marked ``NO_OUTPUT_ROW``:
         they are counted (see RowEffectPoint) and removed here."""
@@ -133,7 +135,8 @@ class PlanExecutor:
             return run(frame)
         self._effect_counter += 1
         before, after = f"{name}#{self._effect_counter}:in", f"{name}#{self._effect_counter}:out"
-        out = run(self.obs.observe(frame, before))
+        observe = self.obs.measured if measure_input else self.obs.observe
+        out = run(observe(frame, before))
         empty_label = None
         if NO_OUTPUT_ROW in out.columns:  # the op kept the input rows it drops, marked: count, then remove
             empty_label = f"{name}#{self._effect_counter}:dropped"
@@ -196,6 +199,8 @@ class PlanExecutor:
                     lambda f: run_external_logic(
                         self.ctx.spark, f, external, links=self.ctx.links, contract=self.contract_dict
                     ),
+                    # the code may read its input partly or not at all: count it (and the source) first
+                    measure_input=True,
                 )
         transforms: list[Transform] = self._steps(Transform)
         formats = self._formats()

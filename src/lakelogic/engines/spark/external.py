@@ -89,12 +89,27 @@ def to_spark_frame(spark: SparkSession, result: Any) -> DataFrame:
         return result
     module = type(result).__module__
     if module.startswith("pandas"):
-        return spark.createDataFrame(result)
+        import pyarrow as pa
+
+        return _from_arrow(spark, pa.Table.from_pandas(result, preserve_index=False))
     if module.startswith("pyarrow"):
-        return spark.createDataFrame(result.to_pandas())
+        return _from_arrow(spark, result)
     if module.startswith("polars"):
-        return spark.createDataFrame(result.to_pandas())
+        return _from_arrow(spark, result.to_arrow())
     raise ExternalLogicError(f"external_logic returned {type(result).__name__}; expected a Spark DataFrame")
+
+
+def _from_arrow(spark: SparkSession, table: Any) -> DataFrame:
+    """An Arrow table as a Spark frame with Arrow's column types: missing values stay NULL (pandas' NaN
+    and None included) and an all-NULL column keeps a NULL type for the model's cast to settle, where
+    Spark's own pandas conversion turns None into 'NaN' text or cannot infer a type."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    try:
+        schema = from_arrow_schema(table.schema)
+    except Exception as exc:  # an Arrow type Spark cannot hold: a clear user error
+        raise ExternalLogicError(f"external_logic returned columns Spark cannot hold: {exc}") from exc
+    return spark.createDataFrame(table.to_pylist(), schema)
 
 
 def _read_back(spark: SparkSession, step: ExternalLogic) -> DataFrame:
