@@ -57,3 +57,29 @@ def test_a_pandas_or_arrow_result_not_built_from_the_input_continues(
     assert sorted((r["id"], r["v"]) for r in result.good.collect()) == [(7, None), (8, "q")]
     counts = result.report.counts
     assert (counts.source, counts.good, counts.filtered, counts.expanded) == (3, 2, 1, 0)
+
+
+def test_code_that_writes_the_output_itself_gets_no_target_write(spark: Any, tmp_path: Path) -> None:
+    """§19 `handles_output: true`: the runtime reads the output back and validates it, not the target."""
+    out, target = tmp_path / "out", tmp_path / "target"
+    (tmp_path / "ext.py").write_text(f"def run(frame, **kw):\n    frame.write.parquet({str(out)!r})\n")
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Ext"},
+        "model": {"fields": [{"name": "id", "type": "integer"}, {"name": "v", "type": "string"}]},
+        "external_logic": {
+            "type": "python",
+            "engine": "spark",
+            "path": "ext.py",
+            "handles_output": True,
+            "output_path": str(out),
+            "output_format": "parquet",
+        },
+        "materialization": {"strategy": "append", "target_path": str(target), "format": "parquet"},
+    }
+    (tmp_path / "contract.yaml").write_text(yaml.safe_dump(doc))
+    result = DataProcessor(tmp_path / "contract.yaml", spark=spark).run(_input(spark), materialize=True)
+    assert result.report.status == "succeeded", result.report.error
+    assert result.report.counts.good == 3 and not target.exists()
+    info = result.report.materialization
+    assert info is not None and not info.committed and info.rows_inserted == 0

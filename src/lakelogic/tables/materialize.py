@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakelogic.plan.access import opt
-from lakelogic.plan.steps import CheckDataset, Mask, Materialize
+from lakelogic.plan.steps import CheckDataset, ExternalLogic, Mask, Materialize
 from lakelogic.report import MaterializationInfo
 from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
 from lakelogic.tables.stamp import CommitStamp
@@ -99,18 +99,23 @@ def materialize_run(
 
     info = MaterializationInfo(target=resolved.name, format=resolved.format, strategy=spec.strategy)
     report.materialization = info
-    began = time.perf_counter()
-    outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
-    report.add_seconds("write_target", time.perf_counter() - began)
-    report.warnings.extend(outcome.warnings)
-    _report_write_drift(report, outcome)
-    info.committed = outcome.committed or outcome.already_committed
-    info.already_committed = outcome.already_committed
-    info.snapshot = outcome.snapshot
-    info.rows_inserted = outcome.rows_inserted
-    info.rows_updated = outcome.rows_updated
-    info.rows_deleted = outcome.rows_deleted
-    info.versions_closed = outcome.versions_closed
+    if _code_writes_output(plan):
+        report.warnings.append(
+            "external_logic.handles_output: the code writes the output; the target was not written"
+        )
+    else:
+        began = time.perf_counter()
+        outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
+        report.add_seconds("write_target", time.perf_counter() - began)
+        report.warnings.extend(outcome.warnings)
+        _report_write_drift(report, outcome)
+        info.committed = outcome.committed or outcome.already_committed
+        info.already_committed = outcome.already_committed
+        info.snapshot = outcome.snapshot
+        info.rows_inserted = outcome.rows_inserted
+        info.rows_updated = outcome.rows_updated
+        info.rows_deleted = outcome.rows_deleted
+        info.versions_closed = outcome.versions_closed
 
     sink = resolved.quarantine
     if sink is not None and _quarantine_enabled(contract, plan):
@@ -132,6 +137,13 @@ def materialize_run(
                 info.quarantine_rows_written = q_outcome.rows_inserted
     report.materialization = info
     return info
+
+
+def _code_writes_output(plan: Any) -> bool:
+    """``external_logic.handles_output: true``: the code wrote the output itself; the run validates,
+    reports and writes the quarantine, but not the target (SEMANTICS §19)."""
+    steps = getattr(plan, "steps", ()) or ()
+    return any(isinstance(step, ExternalLogic) and step.handles_output for step in steps)
 
 
 def _report_write_drift(report: RunReport, outcome: WriteOutcome) -> None:
