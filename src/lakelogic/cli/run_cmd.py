@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from lakelogic.errors import ContractError, PlanError
@@ -55,6 +56,7 @@ def run(
     materialize = processor.contract_has_materialization and not no_write
     from lakelogic.engines.spark.errors_text import clean_error_message
 
+    _quiet_spark_logs()
     try:
         with err.status(f"running {processor.contract.contract_name} on Spark…", spinner="dots"):
             result = processor.run(
@@ -82,6 +84,14 @@ def run(
                 highlight=False,
             )
         raise typer.Exit(2 if error_type in _CONTRACT_ERRORS else 1)
+
+
+def _quiet_spark_logs() -> None:
+    """Spark logs a failing task's JVM stack trace at ERROR on stderr; the CLI reports the failure itself
+    (report.error, with the full traceback in --json), so only fatal Spark messages are shown."""
+    from lakelogic import spark_session
+
+    spark_session().sparkContext.setLogLevel("FATAL")
 
 
 class _Processor:
@@ -116,7 +126,7 @@ def _load(contract: Path, set_: list[str] | None, err: Console) -> _Processor:
             err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except PlanError as exc:
-        err.print(f"[red]cannot plan[/red] {contract}: {exc}", highlight=False, markup=False, soft_wrap=True)
+        err.print(f"[red]cannot plan[/red] {escape(f'{contract}: {exc}')}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     return _Processor(processor)
 

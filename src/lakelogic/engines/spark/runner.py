@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.dataset_rules import evaluate_dataset_rules, failed_error_rules
+from lakelogic.engines.spark.errors_text import without_jvm_frames
 from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
 from lakelogic.engines.spark.fanout import FanoutOutputs
 from lakelogic.engines.spark.ops import resolve_pending_warnings
@@ -127,7 +128,7 @@ def run_contract(
         user = _user_error(exc)
         report.error = ErrorBlock(
             type=user.error_type if user is not None else "internal",
-            message=str(user) if user is not None else f"{type(exc).__name__}: {exc}",
+            message=without_jvm_frames(str(user) if user is not None else f"{type(exc).__name__}: {exc}"),
             step=progress.step,
             traceback="".join(traceback.format_exception(exc)),
         )
