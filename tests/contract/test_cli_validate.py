@@ -86,3 +86,22 @@ def test_validate_uses_the_hierarchy_unless_standalone(tmp_path: Path) -> None:
     assert "lineage.enabled" in merged.output
     alone = runner.invoke(app, ["validate", "--standalone", str(root)])
     assert alone.exit_code == 0, alone.output
+
+
+def test_validate_compiles_sql_and_reports_bad_set_options_without_a_traceback(tmp_path: Path) -> None:
+    """SEMANTICS §0: SQL that does not parse is a contract error naming the rule and YAML path."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(MINIMAL + "quality:\n  row_rules:\n    - {name: oops, sql: 'id >'}\n")
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1, result.output
+    assert "oops" in result.output and "quality.row_rules[0]" in result.output
+    result = runner.invoke(app, ["validate", str(broken), "--set", "novalue"])
+    assert result.exit_code == 1 and "expected key=value" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_schema_creates_the_output_folder(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "dir" / "schema.json"
+    result = runner.invoke(app, ["schema", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["title"]

@@ -114,12 +114,12 @@ def test_cli_plan_reports_contract_and_plan_errors(tmp_path: Path) -> None:
     runner = CliRunner()
     bad = _write(tmp_path, contract_doc(materialization={"stratgy": "merge"}))
     result = runner.invoke(app, ["plan", str(bad)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2, "a configuration error, as `lakelogic run` reports it"
     assert "stratgy" in result.output and "Traceback" not in result.output
 
     broken_sql = _write(tmp_path, contract_doc(quality={"row_rules": [{"name": "oops", "sql": "amount >"}]}))
     result = runner.invoke(app, ["plan", str(broken_sql)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "quality.row_rules[0].sql" in result.output and "oops" in result.output
 
     result = runner.invoke(app, ["plan", str(tmp_path / "missing.yaml")])

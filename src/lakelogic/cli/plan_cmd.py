@@ -45,11 +45,11 @@ def plan(
         err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
         for problem in exc.problems:
             err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None  # a configuration error, as `lakelogic run` reports it
     except (PlanError, ValueError) as exc:
         err.print(f"[red]cannot plan[/red] {contract}:", highlight=False)
         err.print(f"  {exc}", highlight=False, markup=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     if as_json:
         typer.echo(json.dumps(plan_to_dict(compiled), indent=2, default=str))
     else:

@@ -74,7 +74,12 @@ def validate(
 ) -> None:
     """Validate OLC contracts; print every problem, exit 1 if any contract is invalid."""
     console = Console(highlight=False, soft_wrap=True)
-    overrides = dict(parse_set_option(option) for option in (set_ or []))
+    try:
+        overrides = dict(parse_set_option(option) for option in (set_ or []))
+    except ContractError as exc:
+        for problem in exc.problems:
+            console.print(_problem_line(problem))
+        raise typer.Exit(1) from None
     files = contract_files(paths)
     if not files:
         console.print("no contract files found", style="yellow")
@@ -83,6 +88,7 @@ def validate(
     for file in files:
         try:
             contract = _load(file, overrides, standalone=standalone, env=env)
+            _compile(contract)
         except ContractError as exc:
             invalid += 1
             console.print(
@@ -101,6 +107,14 @@ def validate(
     style = "green" if invalid == 0 else "red"
     console.print(Text(f"{valid} valid, {invalid} invalid ({len(files)} file(s))", style=style))
     raise typer.Exit(0 if invalid == 0 else 1)
+
+
+def _compile(contract: Contract) -> None:
+    """Compile the contract (no engine, no data): SQL that does not parse, unknown op parameters and the
+    like are contract errors too (SEMANTICS §0), named with their YAML path."""
+    from lakelogic.plan.compiler import compile_contract
+
+    compile_contract(contract)
 
 
 def _load(file: Path, overrides: dict[str, str], *, standalone: bool, env: str | None) -> Contract:
@@ -122,7 +136,13 @@ def schema(
     if output is None:
         typer.echo(text)
         return
-    output.write_text(text + "\n", encoding="utf-8")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        err = Console(stderr=True, highlight=False)
+        err.print(f"[red]error:[/red] cannot write {output}: {exc.strerror}")
+        raise typer.Exit(1) from None
     Console(highlight=False).print(f"wrote {output}")
 
 
