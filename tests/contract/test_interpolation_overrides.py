@@ -90,6 +90,13 @@ def test_apply_overrides_typed_and_nested() -> None:
     assert data["quality"]["row_rules"][0]["sql"] == "x > 0"  # the input is not mutated
 
 
+def test_a_dotted_number_indexes_a_list_and_stays_a_key_in_a_mapping() -> None:
+    """DRIVER §9: `transformations.0.phase` is `transformations[0].phase`; `mapping.0` is the key "0"."""
+    data = {"transformations": [{"phase": "pre"}], "mapping": {"0": "no"}}
+    out = apply_overrides(data, {"transformations.0.phase": "post", "mapping.0": "zero"})
+    assert out == {"transformations": [{"phase": "post"}], "mapping": {"0": "zero"}}
+
+
 def test_apply_overrides_bad_index() -> None:
     with pytest.raises(ContractError, match=r"index \[5\]"):
         apply_overrides({"a": [1]}, {"a[5]": "2"})

@@ -51,6 +51,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
         segments = parse_override_path(path)
         node: Any = out
         for i, seg in enumerate(segments):
+            if isinstance(seg, str) and seg.isdigit() and isinstance(node, list):
+                seg = int(seg)  # DRIVER §9: transformations.0.phase means transformations[0].phase
             last = i == len(segments) - 1
             nxt: Any = None if last else ({} if isinstance(segments[i + 1], str) else [])
             if isinstance(seg, str):
