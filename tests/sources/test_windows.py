@@ -217,3 +217,30 @@ def test_watermark_field_filters_rows_and_reports_the_cursor(spark: Any, tmp_pat
     wm = result.report.watermark
     assert wm.field == "updated_at" and wm.previous == start
     assert wm.current == datetime(2024, 3, 3, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["text", "compact", "integer"])
+def test_a_window_filters_a_dataframe_source_by_any_date_form(spark: Any, tmp_path: Path, kind: str) -> None:
+    """§3.4 on data already read (a DataFrame passed to run()): `start <= watermark < end`, with the
+    watermark as ISO text, YYYYMMDD text or a YYYYMMDD integer. A NULL watermark is only read by a window
+    that starts at the beginning, never by every later window."""
+    from lakelogic.api import DataProcessor
+
+    values = {
+        "text": ["2024-03-01", "2024-03-02 10:00:00", "2024-03-04", None],
+        "compact": ["20240301", "20240302", "20240304", None],
+        "integer": [20240301, 20240302, 20240304, None],
+    }[kind]
+    dtype = "bigint" if kind == "integer" else "string"
+    frame = spark.createDataFrame(list(enumerate(values, start=1)), f"id int, updated_at {dtype}")
+    doc = _contract(tmp_path, tmp_path / "unused", watermark_field="updated_at")
+    doc["model"] = {"fields": [FIELDS[0]]}  # the watermark passes through in its own form
+    processor = DataProcessor(doc, spark=spark)
+    bounded = ReadWindow("incremental", datetime(2024, 3, 2, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+    result = processor.run(frame, window=bounded)
+    assert result.report.status == "succeeded", result.report.error
+    assert sorted(r["id"] for r in result.good.collect()) == [2]
+    assert result.report.watermark.field == "updated_at" and result.report.watermark.current is not None
+    first = processor.run(frame, window=ReadWindow("incremental", None, datetime(2024, 3, 3, tzinfo=UTC)))
+    assert sorted(r["id"] for r in first.good.collect()) == [1, 2, 4]

@@ -51,26 +51,44 @@ class SourceWindowState:
         report.watermark.current = _observed_max(self.watermark)
 
 
-def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
-    """Keep ``start <= field < end``; rows whose watermark is NULL/unparseable are kept.
+def watermark_value(frame: DataFrame, field: str) -> Any:
+    """The watermark of each row as a timestamp: timestamps and dates as they are; text as ISO 8601 or
+    ``YYYY-MM-DD`` (Spark's cast) or ``YYYYMMDD``; integers as ``YYYYMMDD`` (a cast would read them as epoch
+    seconds); NULL when the value is none of these."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, IntegralType, TimestampNTZType, TimestampType
 
-    Why keep them: dropping rows here would lose data silently (SEMANTICS: bad data is quarantined,
-    never dropped); they go on to casting and validation like any other row.
+    if field not in frame.columns:
+        raise SourceError(
+            f"watermark_field {field!r} is not a column of the source",
+            hint=f"source columns: {', '.join(frame.columns[:20])}",
+        )
+    column = F.col(f"`{field}`")
+    dtype = frame.schema[field].dataType
+    if isinstance(dtype, TimestampType | TimestampNTZType | DateType):
+        return column.cast("timestamp")
+    compact = F.to_timestamp(column.cast("string"), "yyyyMMdd")
+    if isinstance(dtype, IntegralType):
+        return compact
+    return F.coalesce(column.cast("timestamp"), compact)
+
+
+def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
+    """Keep ``start <= watermark < end`` (SEMANTICS §3.4).
+
+    A row whose watermark is NULL or unparseable has no place in a bounded window: it is read by windows
+    that start at the beginning (the first load, a full reload) and goes on to casting and validation
+    there, so it is neither lost nor read again by every later window.
     """
     from pyspark.sql import functions as F
 
-    if rows.field not in frame.columns:
-        raise SourceError(
-            f"watermark_field {rows.field!r} is not a column of the source",
-            hint=f"source columns: {', '.join(frame.columns[:20])}",
-        )
-    cursor = F.col(f"`{rows.field}`").cast("timestamp")
+    cursor = watermark_value(frame, rows.field)
     inside = F.lit(True)
     if rows.start is not None:
         inside = inside & (cursor >= F.lit(rows.start))
     if rows.end is not None:
         inside = inside & (cursor < F.lit(rows.end))
-    return frame.where(cursor.isNull() | inside)
+    return frame.where((cursor.isNull() & F.lit(rows.start is None)) | inside)
 
 
 def observe_watermark(frame: DataFrame, field: str, run_id: str) -> tuple[DataFrame, Observation]:
@@ -83,7 +101,7 @@ def observe_watermark(frame: DataFrame, field: str, run_id: str) -> tuple[DataFr
     # Unique per call: a resumed run reuses its run_id, and observation names are session-global.
     obs = Observation(f"ll_wm_{run_id.replace('-', '')}_{uuid.uuid4().hex[:8]}")
     # Epoch microseconds: observed metrics come back through Py4J, which does not convert timestamps.
-    newest = F.unix_micros(F.max(F.col(f"`{field}`").cast("timestamp")))
+    newest = F.unix_micros(F.max(watermark_value(frame, field)))
     return frame.observe(obs, newest.alias("max_wm")), obs
 
 

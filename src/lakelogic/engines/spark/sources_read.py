@@ -78,7 +78,13 @@ def _read(
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
     if isinstance(source, DataFrame):
-        return SourceOutcome(source, SourceInfo(type="dataframe"), empty)
+        if ctx.source_window is None or step is None or not step.watermark_field:
+            return SourceOutcome(source, SourceInfo(type="dataframe"), empty)
+        # data already read: of a window only the watermark row filter can apply (SEMANTICS §3.4)
+        window = ctx.source_window
+        decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
+        ctx.source_window_state = SourceWindowState(window, decision)
+        return _windowed(ctx, step, SourceRead(source, SourceInfo(type="dataframe"), "dataframe"), empty)
     if source is not None:
         read = read_files(
             ctx.spark,
