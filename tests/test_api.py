@@ -86,3 +86,21 @@ def test_the_active_environment_is_reported_and_picks_its_target(
     assert spark.read.parquet(str(tmp_path / "prod")).count() == 1
     monkeypatch.delenv("LAKELOGIC_ENV")
     assert DataProcessor(DOC, spark=spark).run(frame).report.environment is None
+
+
+@pytest.mark.spark
+def test_a_contract_inside_a_hierarchy_runs_as_its_effective_contract(spark: Any, tmp_path: Path) -> None:
+    """DRIVER §2.4 / SEMANTICS §2, §14: one run resolves _domain.yaml and _system.yaml as the driver does."""
+    system = tmp_path / "sales" / "crm"
+    (system / "silver").mkdir(parents=True)
+    (tmp_path / "sales" / "_domain.yaml").write_text("domain: sales\n")
+    (system / "_system.yaml").write_text("system: crm\ndomain: sales\n")
+    contract = system / "silver" / "c.yaml"
+    contract.write_text(
+        "version: 1.0.0\ninfo: {title: Hier}\nlineage: {enabled: true}\n"
+        "model: {fields: [{name: id, type: integer}]}\n"
+    )
+    result = DataProcessor(contract, spark=spark).run(spark.createDataFrame([(1,)], "id int"))
+    assert (result.report.domain, result.report.system) == ("sales", "crm"), result.report.error
+    row = result.good.first()
+    assert (row["_lakelogic_domain"], row["_lakelogic_system"]) == ("sales", "crm")

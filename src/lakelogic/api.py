@@ -77,7 +77,7 @@ class DataProcessor:
             raise UnsupportedError(f"engine {engine!r} is not available; this build runs on 'spark'")
         self.engine = engine
         self._spark = spark
-        self.contract = _load(contract, overrides)
+        self.contract = load_run_contract(contract, overrides)
         self._plan: Plan | None = None
 
     @property
@@ -134,11 +134,24 @@ class DataProcessor:
         return RunResult(outcome.good, outcome.bad, outcome.report)
 
 
-def _load(
-    contract: str | Path | Mapping[str, Any] | Contract, overrides: Mapping[str, Any] | None
+def _in_hierarchy(path: Path) -> bool:
+    from lakelogic.contract.hierarchy.resolve import find_hierarchy
+
+    return path.is_file() and any(f is not None for f in find_hierarchy(path.resolve()))
+
+
+def load_run_contract(
+    contract: str | Path | Mapping[str, Any] | Contract, overrides: Mapping[str, Any] | None = None
 ) -> Contract:
+    """The contract a run executes: a file inside a domain/system hierarchy is resolved with its
+    ``_domain.yaml``/``_system.yaml`` (as the driver and ``validate`` do); other input is loaded as is."""
     from lakelogic.contract.loader import load_contract
 
+    if isinstance(contract, str | Path) and _in_hierarchy(Path(contract)):
+        # what runs is the effective contract: _domain.yaml -> _system.yaml -> file -> overrides (DRIVER §2.4)
+        from lakelogic.contract.hierarchy.resolve import resolve_effective
+
+        return resolve_effective(contract, overrides=dict(overrides) if overrides else None).contract
     if isinstance(contract, str | Path | Mapping):
         return load_contract(
             contract if not isinstance(contract, Mapping) else dict(contract),

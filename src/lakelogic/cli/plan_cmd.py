@@ -29,7 +29,7 @@ def plan(
     ] = None,
 ) -> None:
     """Compile CONTRACT and print its plan: numbered steps with the SQL each one runs."""
-    from lakelogic.contract.loader import load_contract
+    from lakelogic.api import load_run_contract
     from lakelogic.contract.overrides import parse_set_option
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.plan.explain import plan_to_dict, render_plan
@@ -40,7 +40,7 @@ def plan(
         raise typer.Exit(1)
     try:
         overrides = dict(parse_set_option(option) for option in set_ or [])
-        compiled = compile_contract(load_contract(contract, overrides=overrides or None), engine=engine)
+        compiled = compile_contract(load_run_contract(contract, overrides or None), engine=engine)
     except ContractError as exc:
         err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
         for problem in exc.problems:
