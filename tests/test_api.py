@@ -86,6 +86,8 @@ def test_the_active_environment_is_reported_and_picks_its_target(
     assert spark.read.parquet(str(tmp_path / "prod")).count() == 1
     monkeypatch.delenv("LAKELOGIC_ENV")
     assert DataProcessor(DOC, spark=spark).run(frame).report.environment is None
+    tagged = {**DOC, "metadata": {"environment": "staging"}}  # the identity fallback of §21
+    assert DataProcessor(tagged, spark=spark).run(frame).report.environment == "staging"
 
 
 @pytest.mark.spark

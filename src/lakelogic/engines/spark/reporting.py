@@ -20,6 +20,10 @@ def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
     report.layer = plan.layer
     report.domain = plan.domain
     report.system = plan.system
+    if report.environment is None:  # no --env / LAKELOGIC_ENV: metadata.environment (SEMANTICS §21)
+        metadata = getattr(contract, "metadata", None)
+        value = metadata.get("environment") if isinstance(metadata, dict) else None
+        report.environment = str(value) if value else None
 
 
 def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
