@@ -33,6 +33,9 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("double", "1e3", 1000.0),
     ("double", "NaN", float("nan")),
     ("double", "-Infinity", float("-inf")),
+    ("double", "1e309", FAIL),  # beyond double range: an overflow, not Infinity (§5.3)
+    ("double", "-1E400", FAIL),
+    ("double", "1.7976931348623157e308", 1.7976931348623157e308),
     # Java's Double.parseDouble syntax is no number a data file means (hexadecimal, type suffixes)
     ("double", "5d", FAIL),
     ("double", "2.5F", FAIL),
