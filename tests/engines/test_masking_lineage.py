@@ -134,3 +134,15 @@ def test_dataset_rules_see_real_values_before_masking(spark: Any, tmp_path: Any,
     assert result.report.status == "succeeded"
     good = result.good if outputs == "memory" else spark.read.parquet(str(tmp_path / "good"))
     assert set(rows_of(good, "email", "phone")) == {("***REDACTED***", None)}
+
+
+@pytest.mark.parametrize("policy", ["allow", "drop", "quarantine"])
+def test_preserved_upstream_lineage_survives_every_unknown_fields_policy(spark: Any, policy: str) -> None:
+    """§7.1: columns the contract creates are never unknown; the preserve_upstream copy is lineage (§14)."""
+    doc = contract(
+        [{"name": "id", "type": "integer"}],
+        lineage={"enabled": True, "preserve_upstream": ["_lakelogic_run_id"]},
+        schema_policy={"unknown_fields": policy},
+    )
+    result = run(spark, doc, [{"id": 1, "_lakelogic_run_id": "up-1"}])
+    assert rows_of(result.good, "id", "_upstream_lakelogic_run_id") == [(1, "up-1")]

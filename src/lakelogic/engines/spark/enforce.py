@@ -235,8 +235,10 @@ def final_projection(
     unknown_policy: str,
     unknown: Sequence[str],
     cast_to_string: bool = False,
+    lineage_copies: Sequence[str] = (),
 ) -> DataFrame:
-    """Step 10 ordering: model fields (missing ones as typed NULL), then pass-through columns."""
+    """Step 10 ordering: model fields (missing ones as typed NULL), then pass-through columns.
+    ``lineage_copies``: the ``preserve_upstream`` copies, lineage the contract made (kept under ``drop``)."""
     present = set(frame.columns)
     model_cols = []
     for f in fields:
@@ -253,7 +255,7 @@ def final_projection(
             continue
         if c in model or is_internal(c):
             continue
-        if unknown_policy == "drop" and not c.startswith("_lakelogic_"):
+        if unknown_policy == "drop" and not c.startswith("_lakelogic_") and c not in lineage_copies:
             continue  # unknown and post-created helper columns alike
         if unknown_policy == "quarantine" and c in unknown_set:
             continue

@@ -275,6 +275,7 @@ class PlanExecutor:
                     unknown_policy=final.unknown_fields,
                     unknown=enforced.unknown,
                     cast_to_string=enforce_step.cast_to_string,
+                    lineage_copies=self._preserved_copies(),
                 )
             return self._mask_and_lineage(rows, lineage, masked=masked)
 
@@ -461,6 +462,10 @@ class PlanExecutor:
             quarantined_at=self.ctx.as_of,
             carrier=carrier,
         )
+
+    def _preserved_copies(self) -> tuple[str, ...]:
+        preserve: PreserveUpstream | None = self._one(PreserveUpstream)
+        return tuple(preserve.prefix + c for c in preserve.columns) if preserve is not None else ()
 
     def _masked_fields(self) -> tuple[FieldSpec, ...]:
         mask: Mask | None = self._one(Mask)
