@@ -7,8 +7,6 @@ the model type is applied by the strict cast at step 5. LLM providers are not pa
 
 from __future__ import annotations
 
-import re
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -31,13 +29,22 @@ def apply_extraction(frame: DataFrame, step: Extract) -> DataFrame:
     text = F.col(quote_ident(step.text_column)).cast("string")
     outputs = {}
     for column, pattern in step.patterns.items():
-        try:
-            groups = re.compile(pattern).groups
-        except re.error as exc:
-            raise PlanError(
-                f"invalid regex for {column!r}: {exc}", yaml_path=f"{step.yaml_path}.patterns"
-            ) from exc
+        groups = _java_group_count(frame, pattern, f"{step.yaml_path}.patterns.{column}")
         outputs[column] = F.when(text.rlike(pattern), F.regexp_extract(text, pattern, 1 if groups else 0))
     # A same-named column is replaced in place; new ones are appended.
     kept = [outputs.pop(c).alias(c) if c in outputs else F.col(quote_ident(c)) for c in frame.columns]
     return frame.select(*kept, *[col.alias(name) for name, col in outputs.items()])
+
+
+def _java_group_count(frame: DataFrame, pattern: str, yaml_path: str) -> int:
+    """Capture groups of ``pattern`` compiled as Spark compiles it (java.util.regex, the canonical dialect
+    of SEMANTICS §0: ``\\p{Alpha}`` and ``(?<name>...)`` are valid, Python's ``(?P<name>...)`` is not)."""
+    jvm = frame.sparkSession._jvm  # type: ignore[attr-defined]
+    assert jvm is not None
+    try:
+        return int(jvm.java.util.regex.Pattern.compile(pattern).matcher("").groupCount())
+    except Exception as exc:  # noqa: BLE001 - PatternSyntaxException, surfaced by PySpark or Py4J
+        java = getattr(exc, "java_exception", None)
+        text = str(java.getMessage()) if java is not None else str(exc)
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        raise PlanError(f"invalid regex {pattern!r}: {first}", yaml_path=yaml_path) from None
