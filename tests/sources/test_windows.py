@@ -244,3 +244,21 @@ def test_a_window_filters_a_dataframe_source_by_any_date_form(spark: Any, tmp_pa
     assert result.report.watermark.field == "updated_at" and result.report.watermark.current is not None
     first = processor.run(frame, window=ReadWindow("incremental", None, datetime(2024, 3, 3, tzinfo=UTC)))
     assert sorted(r["id"] for r in first.good.collect()) == [1, 2, 4]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("behavior", "status"), [(None, "no_new_data"), ("fail", "failed")])
+def test_an_empty_window_follows_empty_behavior(
+    spark: Any, tmp_path: Path, behavior: str | None, status: str
+) -> None:
+    """§3.3: zero rows -> `skip` (the incremental default) is no_new_data, an explicit `fail` fails."""
+    from lakelogic.api import DataProcessor
+
+    frame = spark.createDataFrame([(1, "2024-03-01")], "id int, updated_at string")
+    extra = {"empty_behavior": behavior} if behavior else {}
+    doc = _contract(tmp_path, tmp_path / "unused", watermark_field="updated_at", **extra)
+    window = ReadWindow("incremental", datetime(2024, 3, 2, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+    result = DataProcessor(doc, spark=spark).run(frame, window=window)
+    assert result.report.status == status
+    if status == "failed":
+        assert result.report.error is not None and result.report.error.type == "empty_source"

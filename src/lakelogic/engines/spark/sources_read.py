@@ -15,7 +15,7 @@ from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
 from lakelogic.sources.files import SourceRead, read_files, read_table
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
-from lakelogic.sources.windows import INCREMENTAL_MODES, WindowDecision, decide
+from lakelogic.sources.windows import WindowDecision, decide
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
 _TABLE_TYPES = {"table", "delta", "iceberg"}
@@ -155,6 +155,6 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     if frame is not None and rows is not None:
         frame = filter_rows(frame, rows)
         frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
-    if state.decision.applied and step.load_mode.lower() in INCREMENTAL_MODES:
-        empty = "skip"  # an empty window of an incremental source is "no new data", not an error
+    # An empty window follows empty_behavior like any empty read (SEMANTICS §3.3): its default is already
+    # `skip` for incremental/cdc sources; an explicit `fail` is honoured.
     return SourceOutcome(frame, read.info, empty)
