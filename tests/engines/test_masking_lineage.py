@@ -146,3 +146,21 @@ def test_preserved_upstream_lineage_survives_every_unknown_fields_policy(spark: 
     )
     result = run(spark, doc, [{"id": 1, "_lakelogic_run_id": "up-1"}])
     assert rows_of(result.good, "id", "_upstream_lakelogic_run_id") == [(1, "up-1")]
+
+
+def test_a_table_source_names_itself_in_the_source_lineage_column(spark: Any) -> None:
+    """§14: `_lakelogic_source` is the row's source file, or the table name for a table source."""
+    from lakelogic import DataProcessor
+
+    name = "default.lineage_source_probe"
+    spark.createDataFrame([(1,)], "id int").write.mode("overwrite").saveAsTable(name)
+    try:
+        doc = contract(
+            [{"name": "id", "type": "integer"}],
+            source={"type": "table", "path": name},
+            lineage={"enabled": True},
+        )
+        result = DataProcessor(doc, spark=spark).run()
+        assert rows_of(result.good, "id", "_lakelogic_source") == [(1, name)], result.report.error
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

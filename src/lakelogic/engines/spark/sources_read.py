@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.errors import PlanError, UnsupportedError
 from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
+from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.files import SourceRead, read_files, read_table
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import WindowDecision, decide
@@ -107,6 +109,8 @@ def _read(
     if kind in _TABLE_TYPES:
         fmt = kind if kind != "table" else (step.format or None)
         frame = read_table(ctx.spark, step.path, fmt=fmt)
+        if with_file_path:  # §14 _lakelogic_source: the source file of the row, or the table name
+            frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
         return SourceOutcome(frame, SourceInfo(type=kind, path=step.path), empty)
     if kind not in _FILE_TYPES:
         raise UnsupportedError(f"source type {step.source_type!r} is not supported by the Spark engine yet")
