@@ -191,6 +191,9 @@ def test_literal_credential_rejected_and_masked(write_contract: Write) -> None:
     assert problem.path == "source.options.password"
     assert problem.value == "***"
     assert "hunter2" not in problem.render()
+    number = MINIMAL + "source:\n  type: database\n  path: env:DB_URL\n  options:\n    db_password: 123456\n"
+    problem = only_problem(write_contract(number))
+    assert problem.path == "source.options.db_password" and "123456" not in problem.render()
 
 
 def test_credential_references_accepted_and_kept_unresolved(write_contract: Write) -> None:

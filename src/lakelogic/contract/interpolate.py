@@ -106,8 +106,11 @@ def check_credentials(data: Any, *, file: str, positions: Positions) -> list[Pro
         if isinstance(value, dict):
             for k, v in value.items():
                 child = join_path(path, str(k))
-                if isinstance(k, str) and is_credential_key(k) and isinstance(v, str) and v.strip():
-                    if not is_secret_reference(v):
+                # a number is a literal too (`db_password: 123456`); booleans are settings, not secrets
+                literal_number = isinstance(v, int | float) and not isinstance(v, bool)
+                valued = literal_number or (isinstance(v, str) and bool(v.strip()))
+                if isinstance(k, str) and is_credential_key(k) and valued:
+                    if literal_number or not is_secret_reference(str(v)):
                         line, col = positions.get(child, (0, 0))
                         problems.append(
                             Problem(
