@@ -262,3 +262,27 @@ def test_an_empty_window_follows_empty_behavior(
     assert result.report.status == status
     if status == "failed":
         assert result.report.error is not None and result.report.error.type == "empty_source"
+
+
+@pytest.mark.spark
+def test_a_standalone_incremental_run_starts_at_the_targets_watermark(spark: Any, tmp_path: Path) -> None:
+    """§3.4 `max_target` (the default strategy): with no window from a caller, the lower bound is
+    MAX(watermark_field) in the contract's own target; no target yet means a full read."""
+    from lakelogic.api import DataProcessor
+
+    doc = _contract(tmp_path, tmp_path / "target", watermark_field="updated_at")
+    doc["model"] = {"fields": [FIELDS[0], {"name": "updated_at", "type": "date"}]}
+    doc["primary_key"] = ["id"]
+    doc["materialization"] = {"strategy": "merge", "target_path": str(tmp_path / "target")}
+    processor = DataProcessor(doc, spark=spark)
+    first = spark.createDataFrame([(1, "2024-03-01"), (2, "2024-03-02")], "id int, updated_at string")
+    one = processor.run(first, materialize=True)
+    assert one.report.counts.source == 2 and one.report.window.reason == "no_previous_target_watermark"
+    later = spark.createDataFrame(
+        [(1, "2024-03-01"), (2, "2024-03-02"), (3, "2024-03-03")], "id int, updated_at string"
+    )
+    two = processor.run(later, materialize=True)
+    assert two.report.error is None and two.report.window.reason == "max_target"
+    assert two.report.window.start == datetime(2024, 3, 2, tzinfo=UTC)
+    assert two.report.counts.source == 2, "rows from the stored maximum on (merge absorbs the boundary row)"
+    assert _target_ids(tmp_path / "target") == [1, 2, 3]

@@ -20,14 +20,19 @@ from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 
 def preserve_upstream(frame: DataFrame, step: PreserveUpstream, warnings: list[str]) -> DataFrame:
     present = set(frame.columns)
-    copies = []
+    copies: dict[str, Column] = {}
     for column in step.columns:
         if column not in present:
             warnings.append(f"preserve_upstream: column {column!r} is not in the input; skipped")
             continue
         target = step.prefix + column  # `_upstream` + `_lakelogic_run_id` (same naming as the compiler)
-        copies.append(F.col(quote_ident(column)).alias(target))
-    return frame.select("*", *copies) if copies else frame
+        copies[target] = F.col(quote_ident(column))
+    if not copies:
+        return frame
+    # An input that is itself a LakeLogic output may carry its own upstream copy: this run's copy (the
+    # input's lineage) replaces it in place instead of making the name ambiguous.
+    kept = [F.col(quote_ident(c)) for c in frame.columns if c not in copies]
+    return frame.select(*kept, *[value.alias(name) for name, value in copies.items()])
 
 
 def lineage_values(

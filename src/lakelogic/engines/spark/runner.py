@@ -178,6 +178,8 @@ def _run(
         pipeline_run_id=request.pipeline_run_id,
     )
     ctx.source_window = request.source_window or ReadWindow.of(request.window)
+    if ctx.source_window is None:  # standalone: the contract's watermark_strategy bounds the read (§3.4)
+        ctx.source_window = _standalone_window(spark, contract, plan, as_of, request, report)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
     # A materialized run without output_good stages its good rows in a scratch space, so the one-job
     # split serves the table writes and the dataset rules as it serves file outputs.
@@ -243,6 +245,20 @@ def _run(
         pending.commit()
     staged.clear()
     ev.release()
+
+
+def _standalone_window(
+    spark: SparkSession, contract: Any, plan: Any, as_of: datetime, request: RunRequest, report: RunReport
+) -> ReadWindow | None:
+    from lakelogic.engines.spark.source_bounds import standalone_window
+    from lakelogic.plan.steps import ReadSource
+
+    step = next((s for s in plan.steps if isinstance(s, ReadSource)), None)
+    window = standalone_window(spark, contract, step, as_of, target=request.target)
+    if window is not None:
+        report.window.start, report.window.end = window.start, window.end
+        report.window.label, report.window.reason = window.label, window.reason
+    return window
 
 
 def _dataset_rules(

@@ -1,0 +1,109 @@
+"""The window of a standalone incremental run (SEMANTICS §3.4): with no window from the caller (the driver
+passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`` with the lower bound from
+``watermark_strategy``:
+
+* ``max_target`` (default): ``MAX(watermark_field)`` in ``source.target_path`` or the contract's own target
+  (``watermark_field`` default ``_lakelogic_processed_at``); no target or no such column yet: full read;
+* ``lookback``: ``as_of - lookback`` (default 7 days);
+* ``date_range``: ``[from_date, to_date + 1 day)``;
+* ``pipeline_log``, ``manifest``, ``delta_version``: not computed by a standalone run (full read, with
+  the reason ``strategy_needs_driver``); the driver supplies their windows.
+
+``lookback`` beside another strategy moves its lower bound back by that duration.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from lakelogic.errors import LakeLogicError, PlanError
+from lakelogic.plan.predicates import interval_sql
+from lakelogic.plan.steps import ReadSource
+from lakelogic.sources.window_apply import watermark_value
+from lakelogic.sources.windows import ReadWindow
+
+INCREMENTAL = ("incremental", "cdc")
+PROCESSED_AT = "_lakelogic_processed_at"
+
+
+def standalone_window(
+    spark: SparkSession, contract: Any, step: ReadSource | None, as_of: datetime, *, target: str | None
+) -> ReadWindow | None:
+    if step is None or step.load_mode.lower() not in INCREMENTAL:
+        return None
+    settings = step.settings
+    strategy = str(settings.get("watermark_strategy") or "max_target").lower()
+    lookback = settings.get("lookback")
+    end = as_of
+    if strategy == "lookback":
+        start: datetime | None = _minus(spark, as_of, lookback or "7d")
+    elif strategy == "date_range":
+        start, end = _date_range(settings)
+    elif strategy == "max_target":
+        start = _max_target(spark, contract, step, target)
+    else:
+        return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
+    if lookback and strategy != "lookback" and start is not None:
+        start = _minus(spark, start, lookback)
+    reason = strategy if start is not None or strategy != "max_target" else "no_previous_target_watermark"
+    return ReadWindow("incremental", start, end, reason=reason)
+
+
+def _minus(spark: SparkSession, moment: datetime, duration: Any) -> datetime:
+    interval = interval_sql(duration, yaml_path="source.lookback")
+    micros = _micros(moment)
+    row = spark.sql(f"SELECT unix_micros(timestamp_micros({micros}) - {interval}) AS t").first()
+    assert row is not None
+    return _from_micros(int(row["t"]))
+
+
+def _micros(moment: datetime) -> int:
+    return (moment.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+def _from_micros(micros: int) -> datetime:
+    # epoch microseconds: PySpark would turn a timestamp into a naive local datetime
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+
+
+def _date_range(settings: Any) -> tuple[datetime | None, datetime]:
+    def day(key: str) -> date | None:
+        value = settings.get(key)
+        if value is None:
+            return None
+        try:
+            return value if isinstance(value, date) else date.fromisoformat(str(value))
+        except ValueError:
+            raise PlanError(
+                f"source.{key} {value!r} is not a YYYY-MM-DD date", yaml_path=f"source.{key}"
+            ) from None
+
+    start, last = day("from_date"), day("to_date")
+    if last is None:
+        raise PlanError("watermark_strategy date_range needs to_date", yaml_path="source.to_date")
+    as_dt = lambda d: datetime(d.year, d.month, d.day, tzinfo=UTC)  # noqa: E731 - a one-line conversion
+    return (as_dt(start) if start else None), as_dt(last) + timedelta(days=1)
+
+
+def _max_target(spark: SparkSession, contract: Any, step: ReadSource, target: str | None) -> datetime | None:
+    from lakelogic.tables.spark_write import adapter_for
+    from lakelogic.tables.target import resolve_target
+
+    field = step.watermark_field or PROCESSED_AT
+    location = step.settings.get("target_path") or target
+    try:
+        resolved = resolve_target(contract, target=location)
+        adapter = adapter_for(spark, resolved)
+        if not adapter.exists():
+            return None
+        stored = adapter.read()
+    except LakeLogicError:
+        return None  # no resolvable target yet: the first load reads everything
+    if field not in stored.columns:
+        return None
+    row = stored.agg(F.unix_micros(F.max(watermark_value(stored, field))).alias("m")).first()
+    return _from_micros(int(row["m"])) if row is not None and row["m"] is not None else None
