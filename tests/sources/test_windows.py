@@ -286,3 +286,31 @@ def test_a_standalone_incremental_run_starts_at_the_targets_watermark(spark: Any
     assert two.report.window.start == datetime(2024, 3, 2, tzinfo=UTC)
     assert two.report.counts.source == 2, "rows from the stored maximum on (merge absorbs the boundary row)"
     assert _target_ids(tmp_path / "target") == [1, 2, 3]
+
+
+@pytest.mark.spark
+def test_standalone_bounds_of_lookback_and_date_range(spark: Any) -> None:
+    """§3.4: lookback = as_of - lookback; date_range = [from_date, to_date + 1 day); lookback widens."""
+    from lakelogic.engines.spark.source_bounds import standalone_window
+    from lakelogic.plan.steps import ReadSource
+
+    as_of = datetime(2024, 3, 10, 12, tzinfo=UTC)
+
+    def window(**settings: Any) -> ReadWindow | None:
+        step = ReadSource(yaml_path="source", source_type="landing", path=None, format=None,
+                          load_mode="incremental", settings=settings)  # fmt: skip
+        return standalone_window(spark, {}, step, as_of, target=None)
+
+    looked = window(watermark_strategy="lookback", lookback="2d")
+    assert looked is not None and (looked.start, looked.end) == (datetime(2024, 3, 8, 12, tzinfo=UTC), as_of)
+    ranged = window(
+        watermark_strategy="date_range", from_date="2024-03-01", to_date="2024-03-03", lookback="1d"
+    )
+    assert ranged is not None
+    assert (ranged.start, ranged.end) == (datetime(2024, 2, 29, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+    driver_only = window(watermark_strategy="pipeline_log")
+    assert (
+        driver_only is not None
+        and driver_only.start is None
+        and driver_only.reason == "strategy_needs_driver"
+    )

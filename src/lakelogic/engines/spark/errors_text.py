@@ -18,9 +18,7 @@ def clean_error_message(exc: BaseException) -> str:
             text = str(exc)
     else:
         text = str(exc)
-    lines = [
-        ln.strip() for ln in text.strip().splitlines() if ln.strip() and not ln.strip().startswith("at ")
-    ]
+    lines = [ln.strip() for ln in without_jvm_frames(text).strip().splitlines() if ln.strip()]
     first = lines[0] if lines else type(exc).__name__
     return first if first.startswith(type(exc).__name__) else f"{type(exc).__name__}: {first}"
 

@@ -82,11 +82,13 @@ def _date_range(settings: Any) -> tuple[datetime | None, datetime]:
                 f"source.{key} {value!r} is not a YYYY-MM-DD date", yaml_path=f"source.{key}"
             ) from None
 
+    def midnight(d: date) -> datetime:
+        return datetime(d.year, d.month, d.day, tzinfo=UTC)
+
     start, last = day("from_date"), day("to_date")
     if last is None:
         raise PlanError("watermark_strategy date_range needs to_date", yaml_path="source.to_date")
-    as_dt = lambda d: datetime(d.year, d.month, d.day, tzinfo=UTC)  # noqa: E731 - a one-line conversion
-    return (as_dt(start) if start else None), as_dt(last) + timedelta(days=1)
+    return (midnight(start) if start else None), midnight(last) + timedelta(days=1)
 
 
 def _max_target(spark: SparkSession, contract: Any, step: ReadSource, target: str | None) -> datetime | None:
