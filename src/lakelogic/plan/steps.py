@@ -10,7 +10,7 @@ Everything an engine needs to count rows (filtered, expanded, deduplicated) is d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -246,6 +246,11 @@ class CheckDataset(Step):
 @dataclass(frozen=True)
 class Mask(Step):
     fields: tuple[FieldSpec, ...]
+
+
+def masked_columns(steps: Sequence[Step]) -> frozenset[str]:
+    """The columns step 12 masks (the good frame the dataset rules see holds their real values)."""
+    return frozenset(f.name for step in steps if isinstance(step, Mask) for f in step.fields)
 
 
 @dataclass(frozen=True)

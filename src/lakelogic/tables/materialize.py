@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakelogic.plan.access import opt
-from lakelogic.plan.steps import CheckDataset, ExternalLogic, Mask, Materialize
+from lakelogic.plan.steps import CheckDataset, ExternalLogic, Materialize, masked_columns
 from lakelogic.report import MaterializationInfo
 from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
 from lakelogic.tables.stamp import CommitStamp
@@ -170,8 +170,7 @@ def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> 
     passed = {r.name for r in report.dataset_rules if r.passed is True}
     steps = getattr(plan, "steps", ()) or ()
     rules = [rule for step in steps if isinstance(step, CheckDataset) for rule in step.rules]
-    masked = {f.name for step in steps if isinstance(step, Mask) for f in step.fields}
-    key_set = set(keys) - masked
+    key_set = set(keys) - masked_columns(steps)
     return any(
         rule.name in passed and rule.unique_columns and set(rule.unique_columns) <= key_set for rule in rules
     )

@@ -68,7 +68,6 @@ from lakelogic.plan.steps import (
     EnforceSchema,
     ExternalLogic,
     Extract,
-    FieldSpec,
     FinalProjection,
     LoadLink,
     Mask,
@@ -80,6 +79,7 @@ from lakelogic.plan.steps import (
     Step,
     Transform,
     ValidateRows,
+    masked_columns,
 )
 from lakelogic.types import Phase
 
@@ -280,7 +280,7 @@ class PlanExecutor:
             return self._mask_and_lineage(rows, lineage, masked=masked)
 
         with self.clock.stage("mask_lineage"):
-            ev.masked_columns = frozenset(f.name for f in self._masked_fields())
+            ev.masked_columns = masked_columns(self.plan.steps)
             if has_dataset_rules and ev.masked_columns:
                 # Dataset rules (step 11) see the real values; masking is step 12 (SEMANTICS §5.4, §8).
                 ev.good_unmasked = shape_good(good, masked=False)
@@ -467,16 +467,12 @@ class PlanExecutor:
         preserve: PreserveUpstream | None = self._one(PreserveUpstream)
         return tuple(preserve.prefix + c for c in preserve.columns) if preserve is not None else ()
 
-    def _masked_fields(self) -> tuple[FieldSpec, ...]:
-        mask: Mask | None = self._one(Mask)
-        return mask.fields if mask is not None else ()
-
     def _mask_and_lineage(
         self, frame: DataFrame, lineage: AddLineage | None, *, masked: bool = True
     ) -> DataFrame:
-        fields = self._masked_fields() if masked else ()
-        if fields:
-            frame = mask_frame(frame, fields, warnings=self.ctx.warnings)
+        mask: Mask | None = self._one(Mask) if masked else None
+        if mask is not None:
+            frame = mask_frame(frame, mask.fields, warnings=self.ctx.warnings)
         if lineage is not None:
             values = lineage_values(
                 lineage,

@@ -253,8 +253,8 @@ def _standalone_window(
     from lakelogic.engines.spark.source_bounds import standalone_window
     from lakelogic.plan.steps import ReadSource
 
-    step = next((s for s in plan.steps if isinstance(s, ReadSource)), None)
-    window = standalone_window(spark, contract, step, as_of, target=request.target)
+    steps = plan.of_kind(ReadSource)
+    window = standalone_window(spark, contract, steps[0] if steps else None, as_of, target=request.target)
     if window is not None:
         report.window.start, report.window.end = window.start, window.end
         report.window.label, report.window.reason = window.label, window.reason

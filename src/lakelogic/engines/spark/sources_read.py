@@ -83,9 +83,6 @@ def _read(
         if ctx.source_window is None or step is None or not step.watermark_field:
             return SourceOutcome(source, SourceInfo(type="dataframe"), empty)
         # data already read: of a window only the watermark row filter can apply (SEMANTICS §3.4)
-        window = ctx.source_window
-        decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
-        ctx.source_window_state = SourceWindowState(window, decision)
         return _windowed(ctx, step, SourceRead(source, SourceInfo(type="dataframe"), "dataframe"), empty)
     if source is not None:
         read = read_files(
@@ -159,6 +156,4 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     if frame is not None and rows is not None:
         frame = filter_rows(frame, rows)
         frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
-    # An empty window follows empty_behavior like any empty read (SEMANTICS §3.3): its default is already
-    # `skip` for incremental/cdc sources; an explicit `fail` is honoured.
     return SourceOutcome(frame, read.info, empty)
