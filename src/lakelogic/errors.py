@@ -88,7 +88,17 @@ class PlanError(LakeLogicError):
 
     def __init__(self, message: str, *, yaml_path: str | None = None, hint: str | None = None) -> None:
         self.yaml_path = yaml_path
+        self.reason = message  # without the path prefix, for callers that show the path themselves
         super().__init__(f"{yaml_path}: {message}" if yaml_path else message, hint=hint)
+
+
+class PlanErrors(PlanError):
+    """Several independent plan problems of one contract, reported together (``errors`` in order)."""
+
+    def __init__(self, errors: list[PlanError]) -> None:
+        self.errors = errors
+        lines = "\n  ".join(str(e).replace("\n", "\n  ") for e in errors)
+        super().__init__(f"{len(errors)} plan problems:\n  {lines}", yaml_path=None)
 
 
 class UnsupportedError(LakeLogicError):

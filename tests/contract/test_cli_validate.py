@@ -100,6 +100,25 @@ def test_validate_compiles_sql_and_reports_bad_set_options_without_a_traceback(t
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+def test_validate_lists_every_compile_problem(tmp_path: Path) -> None:
+    """One `validate` names every op and rule that does not compile, each at its own path and line."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        MINIMAL
+        + "transformations:\n  - derive: {field: x, sql: 'id +* 2'}\n  - trim: {fields: [email]}\n"
+        + "quality:\n  row_rules:\n    - {name: oops, sql: 'id >'}\n    - {name: fine, sql: 'id > 0'}\n"
+        + "  dataset_rules:\n    - {name: agg, sql: 'SELECT COUNT( FROM source'}\n"
+    )
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 1, result.output
+    assert "3 problem(s)" in result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert any(line.startswith(f"{broken}:11:24: transformations[0].derive.sql: ") for line in lines)
+    assert any(line.startswith(f"{broken}:15:20: quality.row_rules[0].sql: rule 'oops'") for line in lines)
+    assert any(line.startswith(f"{broken}:18:19: quality.dataset_rules[0].sql:") for line in lines)
+    assert "fine" not in result.output
+
+
 def test_schema_creates_the_output_folder(tmp_path: Path) -> None:
     out = tmp_path / "new" / "dir" / "schema.json"
     result = runner.invoke(app, ["schema", "-o", str(out)])

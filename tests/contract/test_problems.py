@@ -260,6 +260,24 @@ def test_cross_block_problems_have_their_own_paths(write_contract: Write) -> Non
     assert problems[2].message == "strategy 'merge' needs primary_key"
 
 
+def test_cross_block_problems_are_listed_with_block_errors(write_contract: Write) -> None:
+    """A duplicate link name or a merge without a key is reported together with a typo elsewhere,
+    not only once the typo is fixed; a check that depends on a broken block stays silent."""
+    text = MINIMAL + (
+        "source: {type: landing, formatt: csv}\n"
+        "links:\n  - {name: regions, path: a.parquet}\n  - {name: regions, path: b.parquet}\n"
+        "materialization:\n  strategy: merge\n"
+    )
+    problems = problems_of(write_contract(text))
+    assert [(p.path, p.message[:20]) for p in problems] == [
+        ("source.formatt", "unknown key"),
+        ("links[1].name", "duplicate link name "),
+        ("materialization.strategy", "strategy 'merge' nee"),
+    ]
+    broken_key = MINIMAL + "primary_key: {a: 1}\nmaterialization:\n  strategy: merge\n"
+    assert [p.path for p in problems_of(write_contract(broken_key))] == ["primary_key"]
+
+
 def test_info_version_must_be_quoted(write_contract: Write) -> None:
     problem = only_problem(write_contract(MINIMAL.replace("title: Orders", "title: Orders\n  version: 1.10")))
     assert problem.path == "info.version"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakelogic.contract.loader import load_contract
-from lakelogic.errors import ContractError, PlanError
+from lakelogic.errors import ContractError, PlanError, PlanErrors
 from lakelogic.plan.compiler import compile_contract
 from lakelogic.plan.steps import (
     AddLineage,
@@ -329,3 +329,36 @@ def test_partition_columns_must_exist_in_the_output() -> None:
         lineage={"enabled": True}, materialization={"partition_by": ["_lakelogic_processed_at"]}
     )
     assert compile_doc(doc).warnings == ()
+
+
+def test_every_independent_plan_problem_is_reported_once() -> None:
+    """Each op and rule is compiled even after another failed; a rule reading the output of a failed
+    op is not reported as reading an unknown column (that would be a second report of one mistake)."""
+    doc = contract_doc(
+        schema_policy={"unknown_fields": "quarantine"},
+        transformations=[
+            {"derive": {"field": "net", "sql": "amount +* 2"}},
+            {"lower": {"fields": ["status"]}},
+        ],
+        quality={
+            "row_rules": [
+                {"name": "net_positive", "sql": "net > 0"},
+                {"name": "broken", "sql": "status IN ("},
+            ],
+            "dataset_rules": [{"name": "bad_agg", "sql": "SELECT MAX( FROM source"}],
+        },
+    )
+    with pytest.raises(PlanErrors) as caught:
+        compile_doc(doc)
+    assert [e.yaml_path for e in caught.value.errors] == [
+        "transformations[0].derive.sql",
+        "quality.row_rules[1].sql",
+        "quality.dataset_rules[0].sql",
+    ]
+    assert "3 plan problems" in str(caught.value)
+    # one problem stays a plain PlanError, as before
+    doc["quality"] = {"row_rules": [{"name": "net_positive", "sql": "net > 0"}]}
+    with pytest.raises(PlanError) as single:
+        compile_doc(doc)
+    assert not isinstance(single.value, PlanErrors)
+    assert single.value.yaml_path == "transformations[0].derive.sql"

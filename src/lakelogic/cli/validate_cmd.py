@@ -11,11 +11,12 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from lakelogic.contract.loader import load_contract
+from lakelogic.contract.loader import load_contract, load_yaml
 from lakelogic.contract.models import Contract
 from lakelogic.contract.overrides import parse_set_option
+from lakelogic.contract.problems import position_of
 from lakelogic.contract.schema import contract_json_schema
-from lakelogic.errors import ContractError, LakeLogicError, Problem
+from lakelogic.errors import ContractError, LakeLogicError, PlanError, PlanErrors, Problem
 
 _CONTRACT_SUFFIXES = (".yaml", ".yml")
 
@@ -88,7 +89,7 @@ def validate(
     for file in files:
         try:
             contract = _load(file, overrides, standalone=standalone, env=env)
-            _compile(contract)
+            _compile(contract, file)
         except ContractError as exc:
             invalid += 1
             console.print(
@@ -109,12 +110,31 @@ def validate(
     raise typer.Exit(0 if invalid == 0 else 1)
 
 
-def _compile(contract: Contract) -> None:
+def _compile(contract: Contract, file: Path) -> None:
     """Compile the contract (no engine, no data): SQL that does not parse, unknown op parameters and the
-    like are contract errors too (SEMANTICS §0), named with their YAML path."""
+    like are contract errors too (SEMANTICS §0), each named with its YAML path and line."""
     from lakelogic.plan.compiler import compile_contract
 
-    compile_contract(contract)
+    try:
+        compile_contract(contract)
+    except PlanError as exc:
+        raise ContractError(_plan_problems(exc, file)) from None
+
+
+def _plan_problems(exc: PlanError, file: Path) -> list[Problem]:
+    errors = exc.errors if isinstance(exc, PlanErrors) else [exc]
+    try:
+        _, positions = load_yaml(file)
+    except LakeLogicError:
+        positions = {}
+    problems = []
+    for error in errors:
+        line, column = position_of(error.yaml_path or "", positions)
+        message = error.reason + (f" ({error.hint})" if error.hint else "")
+        problems.append(
+            Problem(file=str(file), path=error.yaml_path or "", message=message, line=line, column=column)
+        )
+    return problems
 
 
 def _load(file: Path, overrides: dict[str, str], *, standalone: bool, env: str | None) -> Contract:

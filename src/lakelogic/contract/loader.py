@@ -106,6 +106,41 @@ def validate_document(data: Mapping[str, Any], *, file: str, positions: Position
     try:
         return Contract.model_validate(data)
     except ValidationError as exc:
-        raise ContractError(
-            problems_from_validation(exc, Contract, data, file=file, positions=positions)
-        ) from None
+        problems = problems_from_validation(exc, Contract, data, file=file, positions=positions)
+        raise ContractError(problems + _cross_block_problems(exc, data, file, positions)) from None
+
+
+# Stand-ins for required top-level blocks that failed validation, so the other blocks' cross-block
+# checks can still run; findings under a stand-in are discarded.
+_PLACEHOLDERS: dict[str, Any] = {
+    "version": "0.0.0",
+    "info": {"title": "placeholder"},
+    "model": {"fields": []},
+}
+# Checks whose finding depends on a block other than the one it is reported at.
+_DEPENDS_ON = {"dataset": ("info",), "info": ("dataset",), "materialization": ("primary_key", "natural_key")}
+
+
+def _cross_block_problems(
+    exc: ValidationError, data: Mapping[str, Any], file: str, positions: Positions
+) -> list[Problem]:
+    """Pydantic runs the document-level checks (duplicate names, merge without a key, ...) only when
+    every block is valid. Run them on the blocks that are, so one ``validate`` lists both kinds."""
+    if any(err["type"] == "document" for err in exc.errors()):
+        return []  # they ran already
+    failed = {str(err["loc"][0]) for err in exc.errors() if err["loc"]}
+    if not failed or any(not err["loc"] for err in exc.errors()):
+        return []
+    kept = {k: v for k, v in data.items() if k not in failed}
+    kept.update({k: v for k, v in _PLACEHOLDERS.items() if k in failed})
+    try:
+        Contract.model_validate(kept)
+    except ValidationError as second:
+        found = problems_from_validation(second, Contract, kept, file=file, positions=positions)
+        return [p for p in found if not _touches(p.path, failed)]
+    return []
+
+
+def _touches(path: str, failed: set[str]) -> bool:
+    top = path.split(".", 1)[0].split("[", 1)[0]
+    return top in failed or any(dep in failed for dep in _DEPENDS_ON.get(top, ()))

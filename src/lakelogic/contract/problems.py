@@ -123,7 +123,7 @@ def _document_problems(err: ErrorDetails, data: Any, file: str, positions: Posit
     out = []
     for path, message in (err.get("ctx") or {}).get("problems", ()):
         full = f"{prefix}.{path}" if prefix else path
-        line, col = _position(full, positions)
+        line, col = position_of(full, positions)
         out.append(Problem(file=file, path=full, message=message, line=line, column=col))
     return out
 
@@ -138,7 +138,7 @@ def _convert(
     path = _render(data_loc)
     if kind in ("unknown_op", "op_empty") and "key" in ctx:
         path = join_path(path, str(ctx["key"]))
-    line, col = _position(path, positions)
+    line, col = position_of(path, positions)
     message = _clean(err["msg"])
     allowed = _text(ctx.get("allowed"))
     suggestion = _text(ctx.get("suggestion"))
@@ -212,7 +212,7 @@ def _render(loc: list[str | int]) -> str:
     return path
 
 
-def _position(path: str, positions: Positions) -> tuple[int, int]:
+def position_of(path: str, positions: Positions) -> tuple[int, int]:
     """Position of ``path`` or of its nearest ancestor that has one."""
     probe = path
     while probe:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lakelogic.errors import ContractError, PlanError, Problem
 from lakelogic.plan import io_steps, shape_steps
 from lakelogic.plan.access import as_list, opt, plain, text
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.dataset_rules import compile_dataset_rules
 from lakelogic.plan.fields import resolve_fields
 from lakelogic.plan.rule_forms import RuleContext
@@ -63,7 +65,9 @@ def compile_contract(
     warnings: list[str] = []
     name = _contract_name(contract)
     domain, system = _identity(contract, "domain"), _identity(contract, "system")
-    parts = _compile_parts(contract, name, domain, system, warnings)
+    problems = PlanProblems()
+    parts = _compile_parts(contract, name, domain, system, warnings, problems)
+    problems.raise_if_any()
     steps = _assemble(contract, parts, engine=engine, override_engine=external_logic_engine_override)
     info = opt(contract, "info")
     title = str(opt(info, "title", name))
@@ -91,10 +95,19 @@ def compile_contract(
 
 
 def _compile_parts(
-    contract: Any, name: str, domain: str | None, system: str | None, warnings: list[str]
+    contract: Any,
+    name: str,
+    domain: str | None,
+    system: str | None,
+    warnings: list[str],
+    problems: PlanProblems,
 ) -> _Compiled:
-    fields = resolve_fields(contract)
-    transforms = _transforms(contract, name)
+    """Every independent item (field, op, rule) is compiled even when another failed, so one run of
+    the compiler reports all of a contract's problems; checks that need the failed items' output
+    (which columns exist) are skipped then, so no problem is reported twice."""
+    fields = resolve_fields(contract, problems)
+    transforms = _transforms(contract, name, problems)
+    complete = not problems.errors
     preserve = shape_steps.preserve_upstream(contract)
     extracted = io_steps.extraction_outputs(contract)
     pre_created = set(extracted) | {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
@@ -103,8 +116,10 @@ def _compile_parts(
     )
     strategy = str(text(opt(opt(contract, "materialization"), "strategy", ""))) or None
     written = _materialization_columns(contract, strategy, transforms)
-    _check_key_columns(contract, fields, transforms)
-    links = io_steps.load_links(contract)
+    if complete:
+        _check_key_columns(contract, fields, transforms)
+    no_links: tuple[LoadLink, ...] = ()
+    links = problems.attempt(partial(io_steps.load_links, contract), no_links)
 
     key_cols, key_path = _write_keys(contract, strategy)
     ctx = RuleContext(
@@ -118,14 +133,17 @@ def _compile_parts(
     )
     origins = ColumnOrigins(
         post_only=post_only,
-        known=_known_columns(contract, fields, transforms, extracted, preserve),
+        known=_known_columns(contract, fields, transforms, extracted, preserve) if complete else frozenset(),
         source_may_add=shape_steps.schema_policy(contract)[0] != "quarantine",
     )
-    row_rules = compile_row_rules(contract, ctx, origins, warnings)
+    row_rules = compile_row_rules(contract, ctx, origins, warnings, problems)
     lineage = shape_steps.add_lineage(contract, contract_name=name, domain=domain, system=system)
-    _check_write_columns(contract, origins, lineage, written, warnings)
+    problems.attempt(partial(_check_write_columns, contract, origins, lineage, written, warnings), None)
     dataset_rules = compile_dataset_rules(
-        contract, implied_unique=_implied_unique(contract, strategy), materialization_columns=written
+        contract,
+        implied_unique=_implied_unique(contract, strategy),
+        materialization_columns=written,
+        problems=problems,
     )
     return _Compiled(
         fields=fields,
@@ -204,13 +222,14 @@ def _identity(contract: Any, key: str) -> str | None:
     return opt(opt(contract, "info"), key) or opt(opt(contract, "metadata"), key)
 
 
-def _transforms(contract: Any, dataset: str) -> list[Transform]:
+def _transforms(contract: Any, dataset: str, problems: PlanProblems) -> list[Transform]:
     from lakelogic.plan.ops import compile_transform
 
-    return [
-        compile_transform(i, item, f"transformations[{i}]", dataset=dataset)
+    compiled = (
+        problems.attempt(partial(compile_transform, i, item, f"transformations[{i}]", dataset=dataset), None)
         for i, item in enumerate(as_list(opt(contract, "transformations")))
-    ]
+    )
+    return [t for t in compiled if t is not None]
 
 
 def _write_keys(contract: Any, strategy: str | None) -> tuple[tuple[str, ...], str]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
 
 from lakelogic.errors import PlanError
 from lakelogic.plan.access import as_list, opt
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.naming import RuleNamer, sanitize_name
 from lakelogic.plan.rule_drafts import category_of, parse_severity, rule_option
 from lakelogic.plan.sqlutil import (
@@ -52,13 +54,17 @@ def compile_dataset_rules(
     *,
     implied_unique: tuple[str, ...] = (),
     materialization_columns: Collection[str] = (),
+    problems: PlanProblems | None = None,
 ) -> tuple[DatasetRule, ...]:
     """``implied_unique``: primary-key columns (+ SCD2 ``timestamp_field``) for the implied rule;
     ``materialization_columns``: columns only the write adds (rules reading them report ``passed: null``)."""
+    collect = problems or PlanProblems()
     drafts: list[_Draft] = []
     quality = opt(contract, "quality")
     for i, item in enumerate(as_list(opt(quality, "dataset_rules"))):
-        drafts.append(_draft(item, f"quality.dataset_rules[{i}]"))
+        draft = collect.attempt(partial(_draft, item, f"quality.dataset_rules[{i}]"), None)
+        if draft is not None:
+            drafts.append(draft)
     if implied_unique:
         key_set = frozenset(implied_unique)
         if not any(d.unique_set == key_set for d in drafts):
@@ -70,27 +76,33 @@ def compile_dataset_rules(
     rules = []
     for d in drafts:
         name = d.explicit_name or namer.generate(d.generated, d.yaml_path)
-        for sql in (d.aggregate_sql, d.check_sql):
-            if sql is not None:  # generated SQL is held to the same standard as contract SQL
-                parse_sql(sql, what=f"dataset rule {name!r}", yaml_path=d.yaml_path)
-        rules.append(
-            DatasetRule(
-                name=name,
-                generated_name=sanitize_name(d.generated),  # never suffixed: tools match it (§10.5)
-                category=d.category,
-                severity=d.severity,
-                yaml_path=d.yaml_path,
-                aggregate_sql=d.aggregate_sql,
-                query=d.query,
-                check_sql=d.check_sql,
-                expected=d.expected,
-                columns=d.columns,
-                description=d.description,
-                materialization_columns=tuple(c for c in d.columns if c in materialization_columns),
-                unique_columns=d.columns if d.unique_set is not None else (),
-            )
-        )
+        rule = collect.attempt(partial(_dataset_rule, d, name, materialization_columns), None)
+        if rule is not None:
+            rules.append(rule)
+    if problems is None:
+        collect.raise_if_any()
     return tuple(rules)
+
+
+def _dataset_rule(d: _Draft, name: str, materialization_columns: Collection[str]) -> DatasetRule:
+    for sql in (d.aggregate_sql, d.check_sql):
+        if sql is not None:  # generated SQL is held to the same standard as contract SQL
+            parse_sql(sql, what=f"dataset rule {name!r}", yaml_path=d.yaml_path)
+    return DatasetRule(
+        name=name,
+        generated_name=sanitize_name(d.generated),  # never suffixed: tools match it (§10.5)
+        category=d.category,
+        severity=d.severity,
+        yaml_path=d.yaml_path,
+        aggregate_sql=d.aggregate_sql,
+        query=d.query,
+        check_sql=d.check_sql,
+        expected=d.expected,
+        columns=d.columns,
+        description=d.description,
+        materialization_columns=tuple(c for c in d.columns if c in materialization_columns),
+        unique_columns=d.columns if d.unique_set is not None else (),
+    )
 
 
 def _draft(item: Any, path: str) -> _Draft:

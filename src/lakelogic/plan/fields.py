@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from lakelogic.errors import PlanError
 from lakelogic.plan.access import as_list, opt, text
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.steps import FieldSpec
 from lakelogic.types import LogicalType, TypeParseError, parse_type
 
@@ -31,24 +33,32 @@ def model_fields(contract: Any) -> list[Any]:
     return as_list(opt(opt(contract, "model"), "fields"))
 
 
-def resolve_fields(contract: Any) -> tuple[FieldSpec, ...]:
+def resolve_fields(contract: Any, problems: PlanProblems | None = None) -> tuple[FieldSpec, ...]:
+    """The model's fields; a field whose type does not parse is recorded in ``problems`` (when given)
+    and left out, so the rest of the contract can still be checked."""
+    collect = problems or PlanProblems()
     specs: list[FieldSpec] = []
     for i, field in enumerate(model_fields(contract)):
-        path = f"model.fields[{i}]"
-        specs.append(
-            FieldSpec(
-                name=str(opt(field, "name")),
-                type=field_type(field, path),
-                required=is_required(field),
-                generated=bool(opt(field, "generated", False)),
-                pii=bool(opt(field, "pii", False)),
-                phi=bool(opt(field, "phi", False)),
-                masking=_masking(opt(field, "masking")),
-                masking_format=opt(field, "masking_format"),
-                pii_vault=opt(field, "pii_vault"),
-            )
-        )
+        spec = collect.attempt(partial(_field_spec, field, f"model.fields[{i}]"), None)
+        if spec is not None:
+            specs.append(spec)
+    if problems is None:
+        collect.raise_if_any()
     return tuple(specs)
+
+
+def _field_spec(field: Any, path: str) -> FieldSpec:
+    return FieldSpec(
+        name=str(opt(field, "name")),
+        type=field_type(field, path),
+        required=is_required(field),
+        generated=bool(opt(field, "generated", False)),
+        pii=bool(opt(field, "pii", False)),
+        phi=bool(opt(field, "phi", False)),
+        masking=_masking(opt(field, "masking")),
+        masking_format=opt(field, "masking_format"),
+        pii_vault=opt(field, "pii_vault"),
+    )
 
 
 def _masking(value: Any) -> str | None:

@@ -7,11 +7,13 @@ max_length, then the field's own ``rules``), key checks implied by merge/SCD2, t
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import Any
 
 from lakelogic.errors import PlanError
 from lakelogic.plan import predicates as P
 from lakelogic.plan.access import as_list, opt
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.fields import is_required, model_fields
 from lakelogic.plan.rule_drafts import (
     RuleContext,
@@ -29,70 +31,74 @@ from lakelogic.types import Severity
 __all__ = ["SHORTHANDS", "RuleContext", "declared_draft", "field_drafts", "implied_drafts", "row_rule_drafts"]
 
 
-def field_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
+def field_drafts(contract: Any, ctx: RuleContext, problems: PlanProblems) -> list[RuleDraft]:
+    """Rules declared on model fields; a field whose rules do not compile is recorded in ``problems``."""
     drafts: list[RuleDraft] = []
     keys_left = list(dict.fromkeys(ctx.key_columns))
     for i, fld in enumerate(model_fields(contract)):
-        path = f"model.fields[{i}]"
-        name = str(opt(fld, "name"))
-        type_ = ctx.type_of(name)
-        required = is_required(fld) and ctx.enforce_required and name not in ctx.write_only
-        if required:
-            key = "required" if explicitly_set(fld, "required") else "nullable"
-            drafts.append(
-                _generated(
-                    f"{name}_required", P.not_null(name), "completeness", "field", f"{path}.{key}", (name,)
-                )
-            )
-        elif name in keys_left:
-            drafts.append(
-                _generated(
-                    f"{name}_required", P.not_null(name), "completeness", "implied", ctx.key_path, (name,)
-                )
-            )
-        if name in keys_left:
-            keys_left.remove(name)
-        values = opt(fld, "accepted_values")
-        if values is not None:
-            pred = P.accepted_values(name, as_list(values), type_, yaml_path=f"{path}.accepted_values")
-            drafts.append(
-                _generated(
-                    f"{name}_accepted_values", pred, "validity", "field", f"{path}.accepted_values", (name,)
-                )
-            )
-        low, high = opt(fld, "min"), opt(fld, "max")
-        if low is not None or high is not None:
-            pred = P.value_range(
-                name, low, high, type_, as_double=ctx.cast_to_string, yaml_path=f"{path}.min"
-            )
-            drafts.append(
-                _generated(
-                    f"{name}_range",
-                    pred,
-                    "validity",
-                    "field",
-                    f"{path}.{'min' if low is not None else 'max'}",
-                    (name,),
-                )
-            )
-        length = opt(fld, "max_length")
-        if length is not None:
-            drafts.append(
-                _generated(
-                    f"{name}_max_length",
-                    P.max_length(name, int(length)),
-                    "validity",
-                    "field",
-                    f"{path}.max_length",
-                    (name,),
-                )
-            )
-        for j, rule in enumerate(as_list(opt(fld, "rules"))):
-            drafts.append(declared_draft(rule, f"{path}.rules[{j}]", ctx, origin="field"))
+        drafts += problems.attempt(partial(_drafts_of_field, i, fld, ctx, keys_left), [])
     for key in keys_left:  # key columns created by transformations, not declared in the model
         drafts.append(
             _generated(f"{key}_required", P.not_null(key), "completeness", "implied", ctx.key_path, (key,))
         )
+    return drafts
+
+
+def _drafts_of_field(i: int, fld: Any, ctx: RuleContext, keys_left: list[str]) -> list[RuleDraft]:
+    """``keys_left``: key columns not seen yet (this field's name is removed from it)."""
+    drafts: list[RuleDraft] = []
+    path = f"model.fields[{i}]"
+    name = str(opt(fld, "name"))
+    type_ = ctx.type_of(name)
+    required = is_required(fld) and ctx.enforce_required and name not in ctx.write_only
+    if required:
+        key = "required" if explicitly_set(fld, "required") else "nullable"
+        drafts.append(
+            _generated(
+                f"{name}_required", P.not_null(name), "completeness", "field", f"{path}.{key}", (name,)
+            )
+        )
+    elif name in keys_left:
+        drafts.append(
+            _generated(f"{name}_required", P.not_null(name), "completeness", "implied", ctx.key_path, (name,))
+        )
+    if name in keys_left:
+        keys_left.remove(name)
+    values = opt(fld, "accepted_values")
+    if values is not None:
+        pred = P.accepted_values(name, as_list(values), type_, yaml_path=f"{path}.accepted_values")
+        drafts.append(
+            _generated(
+                f"{name}_accepted_values", pred, "validity", "field", f"{path}.accepted_values", (name,)
+            )
+        )
+    low, high = opt(fld, "min"), opt(fld, "max")
+    if low is not None or high is not None:
+        pred = P.value_range(name, low, high, type_, as_double=ctx.cast_to_string, yaml_path=f"{path}.min")
+        drafts.append(
+            _generated(
+                f"{name}_range",
+                pred,
+                "validity",
+                "field",
+                f"{path}.{'min' if low is not None else 'max'}",
+                (name,),
+            )
+        )
+    length = opt(fld, "max_length")
+    if length is not None:
+        drafts.append(
+            _generated(
+                f"{name}_max_length",
+                P.max_length(name, int(length)),
+                "validity",
+                "field",
+                f"{path}.max_length",
+                (name,),
+            )
+        )
+    for j, rule in enumerate(as_list(opt(fld, "rules"))):
+        drafts.append(declared_draft(rule, f"{path}.rules[{j}]", ctx, origin="field"))
     return drafts
 
 
@@ -115,23 +121,26 @@ def _generated(
 # --- quality.row_rules ------------------------------------------------------------------------
 
 
-def row_rule_drafts(contract: Any, ctx: RuleContext) -> list[RuleDraft]:
+def row_rule_drafts(contract: Any, ctx: RuleContext, problems: PlanProblems) -> list[RuleDraft]:
+    """``quality.row_rules``; a rule that does not compile is recorded in ``problems``."""
     drafts: list[RuleDraft] = []
     quality = opt(contract, "quality")
     for i, item in enumerate(as_list(opt(quality, "row_rules"))):
-        path = f"quality.row_rules[{i}]"
-        kind = next((k for k in SHORTHANDS if opt(item, k) is not None), None)
-        if kind is None:
-            if opt(item, "sql") is None:
-                raise PlanError(
-                    "row rule needs 'sql' or one shorthand key",
-                    yaml_path=path,
-                    hint="shorthands: " + ", ".join(SHORTHANDS),
-                )
-            drafts.append(declared_draft(item, path, ctx, origin="declared"))
-        else:
-            drafts.extend(shorthand_drafts(kind, item, path, ctx))
+        drafts += problems.attempt(partial(_drafts_of_row_rule, item, f"quality.row_rules[{i}]", ctx), [])
     return drafts
+
+
+def _drafts_of_row_rule(item: Any, path: str, ctx: RuleContext) -> list[RuleDraft]:
+    kind = next((k for k in SHORTHANDS if opt(item, k) is not None), None)
+    if kind is not None:
+        return list(shorthand_drafts(kind, item, path, ctx))
+    if opt(item, "sql") is None:
+        raise PlanError(
+            "row rule needs 'sql' or one shorthand key",
+            yaml_path=path,
+            hint="shorthands: " + ", ".join(SHORTHANDS),
+        )
+    return [declared_draft(item, path, ctx, origin="declared")]
 
 
 def implied_drafts(contract: Any) -> list[RuleDraft]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from lakelogic.errors import PlanError
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.naming import RuleNamer
 from lakelogic.plan.rule_drafts import RuleDraft
 from lakelogic.plan.rule_forms import RuleContext, field_drafts, implied_drafts, row_rule_drafts
@@ -31,31 +33,49 @@ class ColumnOrigins:
 
 
 def compile_row_rules(
-    contract: Any, ctx: RuleContext, origins: ColumnOrigins, warnings: list[str]
+    contract: Any,
+    ctx: RuleContext,
+    origins: ColumnOrigins,
+    warnings: list[str],
+    problems: PlanProblems | None = None,
 ) -> tuple[RowRule, ...]:
-    drafts = field_drafts(contract, ctx) + row_rule_drafts(contract, ctx) + implied_drafts(contract)
+    """Every row rule of the contract; each rule's problem is recorded in ``problems`` (when given,
+    else raised at the end) and the other rules are still checked."""
+    collect = problems or PlanProblems()
+    no_drafts: list[RuleDraft] = []
+    drafts = (
+        field_drafts(contract, ctx, collect)
+        + row_rule_drafts(contract, ctx, collect)
+        + collect.attempt(partial(implied_drafts, contract), no_drafts)
+    )
     names = _assign_names(drafts)
     rules: list[RowRule] = []
     for draft, name in zip(drafts, names, strict=True):
-        _check_columns(draft, name, origins, warnings)
-        # Generated predicates are checked like contract SQL, so a quoting slip fails here, not on a cluster.
-        parse_sql(draft.predicate, what=f"rule {name!r}", yaml_path=draft.yaml_path)
-        rules.append(
-            RowRule(
-                name=name,
-                predicate=draft.predicate,
-                category=draft.category,
-                severity=draft.severity,
-                phase=_phase(draft, name, origins),
-                origin=draft.origin,
-                yaml_path=draft.yaml_path,
-                description=draft.description,
-                probes=draft.probes,
-                detail=draft.detail,
-                reads=draft.reads,
-            )
-        )
+        rule = collect.attempt(partial(_row_rule, draft, name, origins, warnings), None)
+        if rule is not None:
+            rules.append(rule)
+    if problems is None:
+        collect.raise_if_any()
     return tuple(rules)
+
+
+def _row_rule(draft: RuleDraft, name: str, origins: ColumnOrigins, warnings: list[str]) -> RowRule:
+    _check_columns(draft, name, origins, warnings)
+    # Generated predicates are checked like contract SQL, so a quoting slip fails here, not on a cluster.
+    parse_sql(draft.predicate, what=f"rule {name!r}", yaml_path=draft.yaml_path)
+    return RowRule(
+        name=name,
+        predicate=draft.predicate,
+        category=draft.category,
+        severity=draft.severity,
+        phase=_phase(draft, name, origins),
+        origin=draft.origin,
+        yaml_path=draft.yaml_path,
+        description=draft.description,
+        probes=draft.probes,
+        detail=draft.detail,
+        reads=draft.reads,
+    )
 
 
 def _assign_names(drafts: list[RuleDraft]) -> list[str]:
