@@ -164,3 +164,45 @@ def test_a_table_source_names_itself_in_the_source_lineage_column(spark: Any) ->
         assert rows_of(result.good, "id", "_lakelogic_source") == [(1, name)], result.report.error
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_source_lineage_after_an_op_that_drops_the_row_file(spark: Any, tmp_path: Any) -> None:
+    """§14: a `sql` op that selects its own columns (or aggregates) cannot carry each row's file;
+    such rows name the source location that was read instead of NULL (docs/decisions.md)."""
+    from lakelogic import DataProcessor
+
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"id": 1}\n{"id": 2}\n')
+    (folder / "b.jsonl").write_text('{"id": 3}\n')
+    fields = [{"name": "id", "type": "integer"}, {"name": "n", "type": "bigint"}]
+    plain = DataProcessor(
+        contract(
+            fields[:1],
+            source={"type": "landing", "path": str(folder), "format": "json"},
+            lineage={"enabled": True},
+        ),
+        spark=spark,
+    ).run()
+    per_row = dict(rows_of(plain.good, "id", "_lakelogic_source"))
+    assert per_row[1].endswith("a.jsonl") and per_row[3].endswith("b.jsonl"), per_row
+    aggregated = DataProcessor(
+        contract(
+            fields,
+            source={"type": "landing", "path": str(folder), "format": "json"},
+            lineage={"enabled": True},
+            transformations=[{"sql": "SELECT MAX(id) AS id, COUNT(*) AS n FROM source"}],
+        ),
+        spark=spark,
+    ).run()
+    assert rows_of(aggregated.good, "id", "n", "_lakelogic_source") == [(3, 3, f"file:{folder}")]
+    one_file = DataProcessor(
+        contract(
+            fields[:1],
+            source={"type": "landing", "path": str(folder / "a.jsonl"), "format": "json"},
+            lineage={"enabled": True},
+            transformations=[{"sql": "SELECT id FROM source WHERE id > 1"}],
+        ),
+        spark=spark,
+    ).run()
+    assert rows_of(one_file.good, "id", "_lakelogic_source") == [(2, per_row[1])]

@@ -110,6 +110,7 @@ class PlanExecutor:
         # "pre" / "post": only the quarantined rows whose messages quote a raw value of that phase
         # (the rows the one-job split cannot rebuild from its key, engines.spark.fanout).
         self.subset = subset
+        self.source_location: str | None = None  # §14 stand-in for a row file an op did not carry
         # Observation names are global to the session: unique per executor (a run may build several).
         tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
         self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
@@ -167,6 +168,7 @@ class PlanExecutor:
             empty_behavior=outcome.empty_behavior,
             dataset=self._one(CheckDataset),
         )
+        self.source_location = outcome.location
         if outcome.frame is None:
             return ev
         self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))
@@ -480,7 +482,7 @@ class PlanExecutor:
                 pipeline_run_id=self.ctx.pipeline_run_id,
                 processed_at=self.ctx.as_of,
             )
-            frame = add_lineage(frame, values)
+            frame = add_lineage(frame, values, source_location=self.source_location)
         return schema.drop_internal(frame)
 
 

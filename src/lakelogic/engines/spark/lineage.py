@@ -57,12 +57,16 @@ def lineage_values(
     return out
 
 
-def add_lineage(frame: DataFrame, columns: Mapping[str, Column]) -> DataFrame:
-    """Replace same-named columns in place, append the others (re-stamping upstream lineage)."""
+def add_lineage(
+    frame: DataFrame, columns: Mapping[str, Column], *, source_location: str | None = None
+) -> DataFrame:
+    """Replace same-named columns in place, append the others (re-stamping upstream lineage).
+
+    ``source_location`` stands in for the row's file where an op did not carry it (§14)."""
     if not columns:
         return frame
     if SOURCE_FILE_COLUMN not in frame.columns:
-        frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(None).cast("string"))
+        frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(source_location).cast("string"))
     existing = [columns[c].alias(c) if c in columns else F.col(quote_ident(c)) for c in frame.columns]
     added = [col.alias(name) for name, col in columns.items() if name not in frame.columns]
     return frame.select(*existing, *added)

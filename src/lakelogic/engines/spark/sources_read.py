@@ -28,6 +28,9 @@ class SourceOutcome:
     frame: DataFrame | None  # None: nothing to read (no qualifying file)
     info: SourceInfo
     empty_behavior: str
+    # §14 `_lakelogic_source` of rows whose own file cannot be traced (a `sql` op dropped it): the one
+    # file read, else the location read (file, directory, glob or table); None for in-memory input.
+    location: str | None = None
 
 
 def read_plan_source(
@@ -108,7 +111,7 @@ def _read(
         frame = read_table(ctx.spark, step.path, fmt=fmt)
         if with_file_path:  # §14 _lakelogic_source: the source file of the row, or the table name
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
-        return SourceOutcome(frame, SourceInfo(type=kind, path=step.path), empty)
+        return SourceOutcome(frame, SourceInfo(type=kind, path=step.path), empty, step.path)
     if kind not in _FILE_TYPES:
         raise UnsupportedError(f"source type {step.source_type!r} is not supported by the Spark engine yet")
     read = read_files(
@@ -144,7 +147,7 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     """The watermark row filter, the cursor observation and the "no new data" rule of a window."""
     window = ctx.source_window
     if step is None or window is None:
-        return SourceOutcome(read.frame, read.info, empty)
+        return SourceOutcome(read.frame, read.info, empty, _location(read))
     state: SourceWindowState | None = ctx.source_window_state
     if state is None:  # remote paths are not listed: only a row window can apply
         decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
@@ -156,4 +159,12 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     if frame is not None and rows is not None:
         frame = filter_rows(frame, rows)
         frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
-    return SourceOutcome(frame, read.info, empty)
+    return SourceOutcome(frame, read.info, empty, _location(read))
+
+
+def _location(read: SourceRead) -> str | None:
+    """Written like the per-row value Spark gives (``file:/abs/path`` for a local file)."""
+    where = read.files[0] if len(read.files) == 1 else read.info.path
+    if where is None or "://" in where or where.startswith("file:"):
+        return where
+    return "file:" + where if where.startswith("/") else where
