@@ -27,6 +27,25 @@ def test_no_implicit_timestamps_sexagesimal_or_octal() -> None:
     assert type(data["o"]) is int and type(data["f"]) is float
 
 
+def test_numbers_follow_the_yaml_1_2_core_schema() -> None:
+    """1.1-only number forms (underscores, binary, signed hex) are strings in 1.2; `!!str` is honoured."""
+    text = "u: 1_000\nb: 0b101\nh: +0x1F\nf: 1_0.5\no: 0o17\nx: 0x1F\ne: 1e3\ni: -.inf\n"
+    text += "s: !!str 5\nq: !!int '7'\n"
+    data, _ = parse_yaml_text(text)
+    assert data == {
+        "u": "1_000",
+        "b": "0b101",
+        "h": "+0x1F",
+        "f": "1_0.5",
+        "o": 15,
+        "x": 31,
+        "e": 1000.0,
+        "i": float("-inf"),
+        "s": "5",
+        "q": 7,
+    }
+
+
 def test_on_key_of_lookup_join_and_deduplicate(write_contract: Write) -> None:
     text = MINIMAL + (
         "links:\n  - {name: regions, path: regions.parquet}\n"

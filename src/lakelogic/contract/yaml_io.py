@@ -8,11 +8,12 @@ is plain Python data (dict/list/str/int/float/bool/None) plus a map from YAML pa
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -29,7 +30,29 @@ def _timestamp_as_text(constructor: RoundTripConstructor, node: Any) -> Any:
     return constructor.construct_scalar(node)
 
 
+# YAML 1.2 core schema numbers. ruamel also resolves 1.1 forms in 1.2 mode (`1_000`, `0b101`, `+0x1F`);
+# in the core schema those are strings.
+_CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_CORE_FLOAT = re.compile(
+    r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"
+)
+
+
+def _core_int(constructor: RoundTripConstructor, node: Any) -> Any:
+    if node.tag == "tag:yaml.org,2002:int" and node.style is None and not _CORE_INT.fullmatch(node.value):
+        return constructor.construct_scalar(node)
+    return RoundTripConstructor.construct_yaml_int(constructor, node)
+
+
+def _core_float(constructor: RoundTripConstructor, node: Any) -> Any:
+    if node.style is None and not _CORE_FLOAT.fullmatch(node.value):
+        return constructor.construct_scalar(node)
+    return RoundTripConstructor.construct_yaml_float(constructor, node)
+
+
 _Constructor.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+_Constructor.add_constructor("tag:yaml.org,2002:int", _core_int)
+_Constructor.add_constructor("tag:yaml.org,2002:float", _core_float)
 
 
 def _yaml() -> YAML:
@@ -87,6 +110,8 @@ def _plain_scalar(value: Any) -> Any:
         return str(value)
     if isinstance(value, (dict, list)):
         return _plain(value, "", {})
+    if isinstance(value, TaggedScalar):  # `!!str 5`, or a tag we do not interpret: the text itself
+        return str(value.value)
     return value
 
 
