@@ -289,6 +289,29 @@ def test_a_standalone_incremental_run_starts_at_the_targets_watermark(spark: Any
 
 
 @pytest.mark.spark
+def test_a_window_filters_a_table_source_by_its_watermark(spark: Any, tmp_path: Path) -> None:
+    """§3.4 on a table source: no files to select, so the window's watermark row filter applies."""
+    from lakelogic.api import DataProcessor
+
+    name = "default.windowed_table_source"
+    rows = [(1, "2024-03-01"), (2, "2024-03-02 10:00:00"), (3, "2024-03-04")]
+    spark.createDataFrame(rows, "id int, updated_at string").write.mode("overwrite").saveAsTable(name)
+    try:
+        doc = _contract(tmp_path, tmp_path / "unused", watermark_field="updated_at")
+        doc["source"] = {**doc["source"], "type": "table", "path": name}
+        doc["source"].pop("format")
+        doc["model"] = {"fields": [FIELDS[0]]}
+        window = ReadWindow("incremental", datetime(2024, 3, 2, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+        result = DataProcessor(doc, spark=spark).run(window=window)
+        assert result.report.status == "succeeded", result.report.error
+        assert sorted(r["id"] for r in result.good.collect()) == [2]
+        assert result.report.counts.source == 1
+        assert result.report.watermark.current == datetime(2024, 3, 2, 10, tzinfo=UTC)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.spark
 def test_standalone_bounds_of_lookback_and_date_range(spark: Any) -> None:
     """§3.4: lookback = as_of - lookback; date_range = [from_date, to_date + 1 day); lookback widens."""
     from lakelogic.engines.spark.source_bounds import standalone_window

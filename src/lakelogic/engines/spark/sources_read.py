@@ -111,7 +111,10 @@ def _read(
         frame = read_table(ctx.spark, step.path, fmt=fmt)
         if with_file_path:  # §14 _lakelogic_source: the source file of the row, or the table name
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
-        return SourceOutcome(frame, SourceInfo(type=kind, path=step.path), empty, step.path)
+        # a table has no files to select: of a window only the watermark row filter applies (§3.4)
+        outcome = _windowed(ctx, step, SourceRead(frame, SourceInfo(type=kind, path=step.path), kind), empty)
+        outcome.location = step.path
+        return outcome
     if kind not in _FILE_TYPES:
         raise UnsupportedError(f"source type {step.source_type!r} is not supported by the Spark engine yet")
     read = read_files(
