@@ -139,6 +139,12 @@ class EmptySourceError(EngineError):
     error_type = "empty_source"
 
 
+class CleanupFailedError(SourceError):
+    """Blocking post-ingestion cleanup (§17) failed; the run's data is committed and stays so."""
+
+    error_type = "cleanup_failed"
+
+
 class ExternalLogicError(EngineError):
     error_type = "external_logic"
 

@@ -107,3 +107,28 @@ def test_failed_run_writes_no_outputs(spark: Any, tmp_path: Path) -> None:
     assert result.report.status == "failed"
     assert not (tmp_path / "g").exists() and not (tmp_path / "b").exists()
     assert not list(tmp_path.iterdir())
+
+
+def test_partition_folders_give_columns_and_a_mixed_layout_loses_no_file(spark: Any, tmp_path: Path) -> None:
+    """`key=value` folders become columns when every file sits in the same layout. A file beside the
+    partition folders is read too (Spark's partition discovery would skip it without a word)."""
+    root = tmp_path / "landing"
+    for day, ids in (("1", [1, 2]), ("2", [3])):
+        (root / f"day={day}").mkdir(parents=True)
+        (root / f"day={day}" / "part.jsonl").write_text("".join(f'{{"id": {i}}}\n' for i in ids))
+    fields = [{"name": "id", "type": "integer"}]
+    uniform = DataProcessor(
+        contract(fields, source={"type": "landing", "path": str(root), "format": "json"}), spark=spark
+    )
+    assert sorted(rows_of(uniform.run().good, "id", "day")) == [
+        (1, 1),
+        (2, 1),
+        (3, 2),
+    ]
+    (root / "loose.jsonl").write_text('{"id": 4}\n')
+    mixed = DataProcessor(
+        contract(fields, source={"type": "landing", "path": str(root), "format": "json"}), spark=spark
+    )
+    result = mixed.run()
+    assert sorted(r[0] for r in rows_of(result.good, "id")) == [1, 2, 3, 4]
+    assert result.report.counts.source == 4

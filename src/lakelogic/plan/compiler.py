@@ -193,6 +193,8 @@ def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: 
     steps.append(parts.lineage)
     if opt(contract, "materialization") is not None:
         steps.append(io_steps.materialize(contract))
+    if opt(contract, "source") is not None:
+        steps.append(io_steps.cleanup_source(contract))
     return tuple(s for s in steps if s is not None)
 
 

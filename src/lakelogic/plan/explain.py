@@ -14,6 +14,7 @@ from typing import Any
 from lakelogic.plan.steps import (
     AddLineage,
     CheckDataset,
+    CleanupSource,
     DatasetRule,
     EnforceSchema,
     ExternalLogic,
@@ -303,6 +304,12 @@ def _mask_value(key: str, value: Any) -> Any:
     return redact_uri(value) if isinstance(value, str) else value
 
 
+def _cleanup(s: CleanupSource) -> tuple[str, list[str]]:
+    where = f" to {s.archive_path}" if s.action == "archive" else ""
+    mode = "a failure fails the run" if s.blocking else "a failure is a warning"
+    return f"Post-ingestion: {s.action} the files read{where} (after the commits; {mode})", []
+
+
 _DESCRIBERS: dict[type, Any] = {
     ReadSource: _read_source,
     LoadLink: _load_link,
@@ -318,4 +325,5 @@ _DESCRIBERS: dict[type, Any] = {
     Mask: _mask,
     AddLineage: _lineage,
     Materialize: _materialize,
+    CleanupSource: _cleanup,
 }

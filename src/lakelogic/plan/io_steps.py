@@ -13,7 +13,7 @@ from typing import Any
 from lakelogic.errors import PlanError
 from lakelogic.plan.access import as_list, opt, plain, text
 from lakelogic.plan.sqlutil import parse_sql
-from lakelogic.plan.steps import ExternalLogic, Extract, LoadLink, Materialize, ReadSource
+from lakelogic.plan.steps import CleanupSource, ExternalLogic, Extract, LoadLink, Materialize, ReadSource
 
 _EXTENSION_FORMATS = {
     ".csv": "csv",
@@ -208,6 +208,32 @@ def external_logic(contract: Any, *, engine: str, override_engine: bool) -> Exte
         handles_output=handles_output,
         output_path=resolve_local(contract, str(output_path)) if output_path else None,
         output_format=opt(block, "output_format"),
+    )
+
+
+def cleanup_source(contract: Any) -> CleanupSource | None:
+    """§17 ``post_ingestion`` (on ``source``, else ``server``): only file sources; ``retain`` is no step."""
+    source = opt(contract, "source")
+    settings = opt(source, "post_ingestion") or opt(opt(contract, "server"), "post_ingestion")
+    action = str(text(opt(settings, "action", "retain")) or "retain").lower()
+    if settings is None or action == "retain":
+        return None
+    yaml_path = (
+        "source.post_ingestion" if opt(source, "post_ingestion") is not None else "server.post_ingestion"
+    )
+    path = opt(source, "path")
+    if str(text(opt(source, "type"))) not in _FILE_SOURCE_TYPES or path is None:
+        raise PlanError(
+            "post_ingestion cleans up files, so it needs a file source (type landing or sftp with a path)",
+            yaml_path=yaml_path,
+        )
+    archive = opt(settings, "archive_path")
+    return CleanupSource(
+        yaml_path=yaml_path,
+        action="delete" if action == "delete" else "archive",
+        root=resolve_local(contract, str(path)),
+        archive_path=resolve_local(contract, str(archive)) if archive else None,
+        blocking=bool(opt(settings, "cleanup_is_blocking", False)),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from lakelogic.types import LogicalType, Phase, Severity
 
@@ -125,6 +125,9 @@ class Step:
     @property
     def kind(self) -> str:
         return type(self).__name__
+
+
+StepT = TypeVar("StepT", bound=Step)
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,19 @@ class Materialize(Step):
 
 
 @dataclass(frozen=True)
+class CleanupSource(Step):
+    """Step 14 (SEMANTICS §17): what happens to the files a committed, materializing run read.
+
+    ``root``: the source location archive paths are relative to; ``blocking``: a failed cleanup fails the
+    run (its data stays committed) instead of adding a warning."""
+
+    action: Literal["delete", "archive"]
+    root: str
+    archive_path: str | None = None
+    blocking: bool = False
+
+
+@dataclass(frozen=True)
 class Plan:
     """Ordered steps of one contract run plus the identity the report needs."""
 
@@ -292,7 +308,7 @@ class Plan:
     quarantine: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
-    def of_kind(self, kind: type[Step]) -> list[Step]:
+    def of_kind(self, kind: type[StepT]) -> list[StepT]:
         return [s for s in self.steps if isinstance(s, kind)]
 
     @property

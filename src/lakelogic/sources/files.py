@@ -65,7 +65,8 @@ class SourceRead:
     frame: DataFrame | None
     info: SourceInfo
     format: str
-    files: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # the non-empty files scanned
+    selected: list[str] = field(default_factory=list)  # every local file the run took, empty ones too
 
 
 def canonical_format(fmt: str | None, path: str | None, *, files: Sequence[str] = ()) -> str:
@@ -157,7 +158,28 @@ def list_local_files(path: str, pattern: str | None) -> tuple[list[str], str | N
     files = sorted(str(p) for p in found if p.is_file() and _visible(p))
     if has_glob and pattern:
         files = sorted({str(q) for f in files for q in [Path(f)] if q.match(pattern)})
+    if base is not None and not _consistent_partitions(files, Path(base)):
+        base = None
     return files, base
+
+
+def _consistent_partitions(files: Sequence[str], root: Path) -> bool:
+    """Whether every file sits under the same ``key=value`` directory keys below ``root``.
+
+    Spark's partition discovery with ``basePath`` silently skips files outside the common layout (a file at
+    the root next to ``day=1/`` folders is not read at all), so the base is only given when the layout
+    is uniform; otherwise every file is read and no partition column is derived.
+    """
+    layouts = set()
+    for name in files:
+        try:
+            parts = Path(name).parent.relative_to(root).parts
+        except ValueError:
+            return False
+        if not all("=" in part for part in parts):
+            return False
+        layouts.add(tuple(part.split("=", 1)[0] for part in parts))
+    return len(layouts) <= 1
 
 
 def read_files(
@@ -190,12 +212,14 @@ def read_files(
     )
     validate_options(declared or fmt_family, options)
     info = SourceInfo(type=source_type, path=resolved)
+    selected: list[str] = []
     if listed is None:
         targets, base = [resolved if not pattern else resolved.rstrip("/") + "/" + pattern], None
     else:
         targets, base = listed
         if select is not None:
             targets = select(targets)
+        selected = list(targets)
         sizes = [(f, os.stat(f)) for f in targets]
         info.files_count = len(targets)
         info.files = targets[:LISTED_FILES]
@@ -204,10 +228,10 @@ def read_files(
             info.max_source_mtime = datetime.fromtimestamp(newest, tz=UTC)
         targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
         if not targets:
-            return SourceRead(None, info, fmt_family)
+            return SourceRead(None, info, fmt_family, selected=selected)
     frame = _read(spark, fmt_family, declared, targets, base, options, headerless_names)
     if frame is None:
-        return SourceRead(None, info, fmt_family, targets)
+        return SourceRead(None, info, fmt_family, targets, selected)
     if with_file_path:
         from pyspark.sql import functions as F
 
@@ -215,7 +239,7 @@ def read_files(
     if remote:
         info.files = frame.inputFiles()[:LISTED_FILES]
         info.files_count = len(info.files)
-    return SourceRead(frame, info, fmt_family, targets)
+    return SourceRead(frame, info, fmt_family, targets, selected)
 
 
 def _read(

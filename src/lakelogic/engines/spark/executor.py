@@ -111,6 +111,7 @@ class PlanExecutor:
         # (the rows the one-job split cannot rebuild from its key, engines.spark.fanout).
         self.subset = subset
         self.source_location: str | None = None  # §14 stand-in for a row file an op did not carry
+        self.files_read: list[str] = []  # local source files this run took (§17 cleanup)
         # Observation names are global to the session: unique per executor (a run may build several).
         tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
         self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
@@ -169,6 +170,7 @@ class PlanExecutor:
             dataset=self._one(CheckDataset),
         )
         self.source_location = outcome.location
+        self.files_read = outcome.files_read
         if outcome.frame is None:
             return ev
         self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))

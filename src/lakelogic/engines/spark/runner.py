@@ -38,6 +38,7 @@ from lakelogic.engines.spark.outputs import ScratchSpace, StagedOutput, noop_act
 from lakelogic.engines.spark.reporting import fill_counts, fill_identity
 from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import (
+    CleanupFailedError,
     DatasetRuleHalt,
     EmptySourceError,
     EngineError,
@@ -47,7 +48,7 @@ from lakelogic.errors import (
     UnsupportedError,
 )
 from lakelogic.plan.clock import pin_clock
-from lakelogic.plan.steps import DatasetRule
+from lakelogic.plan.steps import CleanupSource, DatasetRule
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
@@ -245,6 +246,35 @@ def _run(
         pending.commit()
     staged.clear()
     ev.release()
+    cleanups = plan.of_kind(CleanupSource)
+    if cleanups and request.materialize and report.materialization is not None:
+        with progress.stage("lifecycle"):
+            _post_ingestion(report, cleanups[0], executor.files_read, request.run_id)
+
+
+def _post_ingestion(report: RunReport, step: CleanupSource, files: list[str], run_id: str) -> None:
+    """§17, after every commit: delete or archive the files this run read. A failure fails the run when
+    the contract says the cleanup is blocking (the data stays committed), else it is a warning."""
+    from lakelogic.sources.lifecycle import clean_up_files
+
+    if not files:
+        return
+    result = clean_up_files(
+        files,
+        action=step.action,
+        root=report.source.path or step.root,
+        archive_path=step.archive_path,
+        run_id=run_id,
+    )
+    if not result.failures:
+        return
+    shown = "; ".join(result.failures[:5]) + (" ..." if len(result.failures) > 5 else "")
+    message = (
+        f"post_ingestion {step.action} failed for {len(result.failures)} of {len(files)} file(s): {shown}"
+    )
+    if step.blocking:
+        raise CleanupFailedError(message + " (the run's data is committed)")
+    report.warnings.append(f"cleanup_failed: {message}")
 
 
 def _standalone_window(

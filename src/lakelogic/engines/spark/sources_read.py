@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class SourceOutcome:
     # §14 `_lakelogic_source` of rows whose own file cannot be traced (a `sql` op dropped it): the one
     # file read, else the location read (file, directory, glob or table); None for in-memory input.
     location: str | None = None
+    files_read: list[str] = field(default_factory=list)  # local files taken (§17 cleans them up)
 
 
 def read_plan_source(
@@ -150,7 +151,7 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     """The watermark row filter, the cursor observation and the "no new data" rule of a window."""
     window = ctx.source_window
     if step is None or window is None:
-        return SourceOutcome(read.frame, read.info, empty, _location(read))
+        return SourceOutcome(read.frame, read.info, empty, _location(read), read.selected)
     state: SourceWindowState | None = ctx.source_window_state
     if state is None:  # remote paths are not listed: only a row window can apply
         decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
@@ -162,7 +163,7 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     if frame is not None and rows is not None:
         frame = filter_rows(frame, rows)
         frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
-    return SourceOutcome(frame, read.info, empty, _location(read))
+    return SourceOutcome(frame, read.info, empty, _location(read), read.selected)
 
 
 def _location(read: SourceRead) -> str | None:

@@ -1,0 +1,97 @@
+"""`post_ingestion` (SEMANTICS §17) through the public API: files are archived or deleted only after the
+target and quarantine commits of a materializing run; a failed cleanup fails the run only when blocking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+
+def _contract(landing: Path, **post_ingestion: Any) -> dict[str, Any]:
+    return {
+        "version": "1.0.0",
+        "info": {"title": "Cleaned"},
+        "model": {"fields": [{"name": "id", "type": "integer", "required": True}]},
+        "source": {
+            "type": "landing",
+            "path": str(landing),
+            "format": "json",
+            "post_ingestion": post_ingestion,
+        },
+        "materialization": {"strategy": "append", "format": "delta"},
+    }
+
+
+def _landing(tmp_path: Path) -> Path:
+    landing = tmp_path / "landing"
+    (landing / "day=1").mkdir(parents=True)
+    (landing / "day=1" / "a.json").write_text(json.dumps({"id": 1}) + "\n" + json.dumps({"id": None}) + "\n")
+    (landing / "b.json").write_text(json.dumps({"id": 2}) + "\n")
+    return landing
+
+
+def _ids(target: Path) -> list[int]:
+    from deltalake import DeltaTable
+
+    return sorted(r["id"] for r in DeltaTable(str(target)).to_pyarrow_table().to_pylist())
+
+
+def test_archive_after_the_commits_and_only_for_materializing_runs(spark: Any, tmp_path: Path) -> None:
+    from lakelogic import DataProcessor
+
+    landing, archive, target = _landing(tmp_path), tmp_path / "archive", tmp_path / "target"
+    processor = DataProcessor(_contract(landing, action="archive", archive_path=str(archive)), spark=spark)
+    from lakelogic.plan.explain import render_plan
+
+    assert "Post-ingestion: archive the files read to " in render_plan(processor.plan)
+
+    dry = processor.run()  # not materializing: the files stay
+    assert dry.report.error is None and (landing / "b.json").exists()
+
+    result = processor.run(materialize=True, target=str(target))
+    assert result.report.status == "succeeded", result.report.error
+    assert _ids(target) == [1, 2] and result.report.counts.quarantined == 1
+    assert sorted(str(p.relative_to(archive)) for p in archive.rglob("*.json")) == ["b.json", "day=1/a.json"]
+    assert not any(landing.rglob("*.json"))
+    assert result.report.timings["lifecycle"] >= 0.0
+
+
+def test_a_failed_run_keeps_its_files(spark: Any, tmp_path: Path) -> None:
+    from lakelogic import DataProcessor
+
+    landing = _landing(tmp_path)
+    doc = _contract(landing, action="delete")
+    doc["model"]["fields"].append({"name": "amount", "type": "double", "required": True})
+    result = DataProcessor(doc, spark=spark).run(materialize=True, target=str(tmp_path / "target"))
+    assert result.report.status == "failed"  # `amount` is missing from the source
+    assert sorted(p.name for p in landing.rglob("*.json")) == ["a.json", "b.json"]
+
+
+@pytest.mark.parametrize("blocking", [False, True])
+def test_a_failed_cleanup_is_a_warning_or_fails_the_committed_run(
+    spark: Any, tmp_path: Path, blocking: bool
+) -> None:
+    from lakelogic import DataProcessor
+
+    landing, target = _landing(tmp_path), tmp_path / "target"
+    blocked = tmp_path / "archive_is_a_file"
+    blocked.write_text("not a folder")
+    doc = _contract(landing, action="archive", archive_path=str(blocked), cleanup_is_blocking=blocking)
+    result = DataProcessor(doc, spark=spark).run(materialize=True, target=str(target))
+    assert _ids(target) == [1, 2], "the data is committed either way"
+    assert (landing / "b.json").exists()
+    if blocking:
+        assert result.report.status == "failed"
+        assert result.report.error is not None and result.report.error.type == "cleanup_failed"
+        assert "committed" in result.report.error.message
+    else:
+        assert result.report.status == "succeeded"
+        assert any(
+            w.startswith("cleanup_failed: post_ingestion archive failed for 2 of 2")
+            for w in result.report.warnings
+        )
