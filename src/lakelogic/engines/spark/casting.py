@@ -47,7 +47,9 @@ _INT_BOUNDS = {
     "bigint": ("-9223372036854775808", "9223372036854775807"),
 }
 _INT_WIDTH = {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}
-_FLOAT_MAX = "3.4028234663852886E38"
+# Doubles below 2^128 - 2^103 round to a finite float (the largest, 3.4028235e38, included); from there
+# on they round to Infinity.
+_FLOAT_OVERFLOW = "3.4028235677973366E38"
 _WHITESPACE = "' \\t\\n\\r\\u000C\\u000B'"  # ASCII whitespace (Spark SQL reads a "\f" escape as "f")
 _ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _BASIC_DATE = "^[0-9]{8}$"
@@ -220,14 +222,25 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
         # Fast path: plain integer text. Spark's text->int cast would truncate "3.5", so text with a
         # decimal point (or an exponent, which it rejects) takes the checked path below.
         fast = f"CASE WHEN NOT contains({x}, '.') THEN try_cast({x} AS {spark_type}) END"
-        if kind == "integer":
-            d = _text_to_double(t)
-            slow = f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} = floor({d}) THEN CAST({d} AS INT) END"
-        else:  # bigint: exact decimal parsing (doubles lose integers above 2^53)
-            d = f"try_cast({t} AS DECIMAL(38,18))"
-            slow = f"CASE WHEN {d} BETWEEN {lo} AND {hi} AND {d} % 1 = 0 THEN CAST({d} AS BIGINT) END"
+        # Exact decimal parsing: "3.0000000000000001" is no integer (a double would round it to 3).
+        d = f"try_cast({t} AS DECIMAL(38,0))"
+        slow = (
+            f"CASE WHEN {_fraction_digits(t)} <= 0 AND {d} BETWEEN {lo} AND {hi} "
+            f"THEN CAST({d} AS {spark_type}) END"
+        )
         return f"coalesce({fast}, {slow})"
     return f"CAST(NULL AS {spark_type})"
+
+
+def _fraction_digits(t: str) -> str:
+    """SQL: how many fractional digits the number text ``t`` (``-12.340``, ``1.5e-3``, ``2E+4``) needs
+    once trailing zeros are dropped and the exponent applied; NULL for a malformed exponent. Plain string
+    functions, no regular expression: it runs for every text value cast to a decimal."""
+    exp_at = f"instr(lower({t}), 'e')"
+    mantissa = f"CASE WHEN {exp_at} > 0 THEN substring({t}, 1, {exp_at} - 1) ELSE {t} END"
+    exponent = f"CASE WHEN {exp_at} > 0 THEN try_cast(substring({t}, {exp_at} + 1) AS INT) ELSE 0 END"
+    fraction = f"CASE WHEN contains({mantissa}, '.') THEN substring_index({mantissa}, '.', -1) ELSE '' END"
+    return f"(length(TRIM(TRAILING '0' FROM {fraction})) - {exponent})"
 
 
 def _text_to_double(t: str) -> str:
@@ -260,7 +273,7 @@ def _to_floating(x: str, source: DataType, kind: str) -> str:
         return f"CAST({value} AS {spark_type})"
     # A finite double beyond float range would silently become Infinity.
     return (
-        f"CASE WHEN isnan({value}) OR abs({value}) = double('Infinity') OR abs({value}) <= {_FLOAT_MAX} "
+        f"CASE WHEN isnan({value}) OR abs({value}) = double('Infinity') OR abs({value}) < {_FLOAT_OVERFLOW} "
         f"THEN CAST({value} AS FLOAT) END"
     )
 
@@ -281,11 +294,12 @@ def _to_decimal(x: str, source: DataType, target: LogicalType) -> str:
         return f"CASE WHEN {back} THEN {value} END"
     if isinstance(source, StringType):
         text = _trimmed(x)
-        value = f"try_cast({text} AS {spark_type})"
-        # the text at the widest scale that still holds the type's integer digits, compared exactly
-        wide_scale = 38 - ((target.precision or 38) - (target.scale or 0))
-        wide = f"try_cast({text} AS DECIMAL(38,{wide_scale}))"
-        return f"CASE WHEN {value} = {wide} THEN {value} END"
+        # Spark's cast rounds half-up to the scale; text needing more fractional digits is a failure
+        # (and text beyond the precision is NULL from try_cast), at any precision up to 38.
+        return (
+            f"CASE WHEN {_fraction_digits(text)} <= {target.scale or 0} "
+            f"THEN try_cast({text} AS {spark_type}) END"
+        )
     return f"CAST(NULL AS {spark_type})"
 
 
