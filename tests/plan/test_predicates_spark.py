@@ -73,3 +73,28 @@ def test_compiled_rules_evaluate_as_intended_on_spark(spark: Any) -> None:
         f"{ds['code_null_ratio'].check_sql.replace('observed', str(2 / 6))} AS n"
     ).first()
     assert passed is not None and (passed["u"], passed["n"]) == (False, True)
+
+
+def test_bounds_and_accepted_values_take_the_field_type(spark: Any) -> None:
+    """§10.3 "values cast to the field type": a float column holds 0.1 as a float, so its literals are
+    floats too; a date literal may be written YYYYMMDD, as casting accepts (§5.3)."""
+    model = {
+        "fields": [
+            {"name": "f", "type": "float", "accepted_values": [0.1, 2.5], "max": 0.1},
+            {"name": "day", "type": "date", "accepted_values": ["20240131", 20240201], "min": "20240131"},
+        ]
+    }
+    quality = {"row_rules": [{"range": {"field": "f", "min": 0.1, "max": 0.1}}]}
+    plan = compile_doc(contract_doc(model=model, quality=quality))
+    frame = spark.sql(
+        "SELECT CAST(0.1 AS FLOAT) AS f, DATE'2024-01-31' AS day "
+        "UNION ALL SELECT CAST(2.5 AS FLOAT), DATE'2024-02-02'"
+    )
+    checks = [f"coalesce({r.predicate}, false) AS `{r.name}`" for r in plan.row_rules]
+    rows = [row.asDict() for row in frame.selectExpr(*checks).collect()]
+    assert rows[0] == {name: True for name in rows[0]}, rows[0]
+    assert sorted(name for name, ok in rows[1].items() if not ok) == [
+        "day_accepted_values",
+        "f_range",
+        "f_range_2",
+    ]

@@ -102,8 +102,9 @@ def has_bounds(between: Any, greater: Any, less: Any) -> bool:
 
 
 def _bound_type(type_: LogicalType | None) -> LogicalType | None:
-    """Numeric bounds stay plain numbers (an integer column may have a 0.5 bound)."""
-    if type_ is None or type_.is_numeric:
+    """Numeric bounds stay plain numbers (an integer column may have a 0.5 bound), except on a float
+    column: it is compared as a float, or 0.1 stored as a float would exceed a 0.1 bound."""
+    if type_ is None or (type_.is_numeric and type_.kind != "float"):
         return None
     return type_
 

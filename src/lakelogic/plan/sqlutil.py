@@ -62,12 +62,18 @@ def sql_literal(value: Any, type_: LogicalType | None = None) -> str:
         return sql_string(_as_text(value))
     if kind in {"integer", "bigint"}:
         return str(_as_int(value))
-    if kind in {"float", "double", "decimal"}:
+    if kind == "float":
+        # a float column compared with a double literal would be widened: 0.1f != 0.1
+        return f"CAST({_as_number_text(value)} AS FLOAT)"
+    if kind in {"double", "decimal"}:
         return _as_number_text(value)
     if kind == "boolean":
         return "TRUE" if _as_bool(value) else "FALSE"
     if kind == "date":
-        return f"DATE {sql_string(_as_text(value))}"
+        text = _as_text(value).strip()
+        if len(text) == 8 and text.isdigit():  # YYYYMMDD, a date form casting accepts too (§5.3)
+            text = f"{text[:4]}-{text[4:6]}-{text[6:]}"
+        return f"DATE {sql_string(text)}"
     if kind in {"timestamp", "timestamp_ntz"}:
         word = "TIMESTAMP" if kind == "timestamp" else "TIMESTAMP_NTZ"
         return f"{word} {sql_string(_as_text(value))}"
