@@ -241,3 +241,23 @@ def test_a_string_column_is_not_yet_a_json_field() -> None:
 
     assert not spark_type_matches(StringType(), parse_type("json"))
     assert spark_type_matches(StringType(), parse_type("string"))
+
+
+def test_ancient_dates_and_timestamps_are_written_and_read_back(spark: Any, tmp_path: Any) -> None:
+    """§5.2: any date; Spark 3.5 refuses pre-Gregorian dates and pre-1900 timestamps in Parquet by default."""
+    from lakelogic import DataProcessor
+
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Ancient"},
+        "model": {"fields": [{"name": "d", "type": "date"}, {"name": "t", "type": "timestamp"}]},
+    }
+    frame = spark.createDataFrame([("1500-01-01", "1899-12-31T23:00:00Z")], "d string, t string")
+    out = tmp_path / "good"
+    result = DataProcessor(doc, spark=spark).run(frame, output_good=out)
+    assert result.report.status == "succeeded", result.report.error
+    back = spark.read.parquet(str(out)).first()
+    assert back is not None and back["d"] == dt.date(1500, 1, 1)
+    assert back["t"] == dt.datetime(1899, 12, 31, 23, 0)
+    again = DataProcessor(doc, spark=spark).run(str(out))  # a Parquet source holding them
+    assert again.report.status == "succeeded" and again.report.counts.good == 1, again.report.error

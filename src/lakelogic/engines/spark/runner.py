@@ -150,6 +150,16 @@ def _add_timings(report: RunReport, clock: StepClock) -> None:
         report.add_seconds(step, seconds)
 
 
+_REBASE_SETTINGS = (
+    "spark.sql.parquet.datetimeRebaseModeInWrite",
+    "spark.sql.parquet.datetimeRebaseModeInRead",
+    "spark.sql.parquet.int96RebaseModeInWrite",
+    "spark.sql.parquet.int96RebaseModeInRead",
+    "spark.sql.avro.datetimeRebaseModeInWrite",
+    "spark.sql.avro.datetimeRebaseModeInRead",
+)
+
+
 def _run(
     spark: SparkSession,
     contract: Any,
@@ -171,6 +181,10 @@ def _run(
     report.warnings.extend(plan.warnings)
     # Strict, predictable datetime parsing: invalid text gives NULL (a cast failure), never an exception.
     spark.conf.set("spark.sql.legacy.timeParserPolicy", "CORRECTED")
+    # Dates before 1582-10-15 and timestamps before 1900 are written and read as they are (proleptic
+    # Gregorian, what every current writer uses); Spark 3.5's default refuses them with an exception.
+    for key in _REBASE_SETTINGS:
+        spark.conf.set(key, "CORRECTED")
     ctx = SparkRunContext(
         spark=spark,
         run_id=request.run_id,
