@@ -67,10 +67,15 @@ def test_incompatible_type_cast_under_merge_error_under_compatible() -> None:
         plan_evolution(TARGET, batch, policy="compatible", strategy="append")
 
 
-def test_narrower_batch_is_cast_up_silently() -> None:
+def test_narrower_batch_is_cast_up_except_under_strict_and_append() -> None:
+    """§7.1: a type change at write is an error under strict and append, even a lossless one."""
     target = _schema(id=LongType())
-    plan = plan_evolution(target, _schema(id=IntegerType()), policy="strict", strategy="append")
-    assert plan.casts == {"id": LongType()} and not plan.checked_casts and not plan.widened
+    for policy in ("compatible", "merge", "allow"):
+        plan = plan_evolution(target, _schema(id=IntegerType()), policy=policy, strategy="append")
+        assert plan.casts == {"id": LongType()} and not plan.checked_casts and not plan.widened
+    for policy in ("strict", "append"):
+        with pytest.raises(SchemaEvolutionError, match="column 'id': target type bigint vs batch type int"):
+            plan_evolution(target, _schema(id=IntegerType()), policy=policy, strategy="append")
 
 
 def test_overwrite_policy_replaces_schema_only_for_overwrite_strategy() -> None:

@@ -33,6 +33,7 @@ CAST_FAILURE_MARKER = "lakelogic_cast_failure"
 
 WIDENING_POLICIES = ("compatible", "merge", "allow", "overwrite")
 CASTING_POLICIES = ("merge", "allow")
+TYPE_STRICT_POLICIES = ("strict", "append")
 
 
 @dataclass
@@ -116,6 +117,8 @@ def plan_evolution(
         current = target_types[f.name]
         if same_type(current, f.dataType):
             continue
+        if policy in TYPE_STRICT_POLICIES:  # §7.1: any type change at write is an error
+            raise _refuse(f.name, current, f.dataType, policy)
         if is_widening(f.dataType, current):
             plan.casts[f.name] = current  # batch narrower than the target: lossless cast up
         elif is_widening(current, f.dataType) and policy in WIDENING_POLICIES:
