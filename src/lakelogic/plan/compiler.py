@@ -135,6 +135,7 @@ def _compile_parts(
         post_only=post_only,
         known=_known_columns(contract, fields, transforms, extracted, preserve) if complete else frozenset(),
         source_may_add=shape_steps.schema_policy(contract)[0] != "quarantine",
+        opaque_post=any(t.op in _OPAQUE_OPS and t.phase == Phase.POST for t in transforms),
     )
     row_rules = compile_row_rules(contract, ctx, origins, warnings, problems)
     lineage = shape_steps.add_lineage(contract, contract_name=name, domain=domain, system=system)
@@ -170,7 +171,11 @@ def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: 
     if opt(contract, "external_logic") is not None:
         steps.append(io_steps.external_logic(contract, engine=engine, override_engine=override_engine))
     steps.extend(t for t in parts.transforms if t.phase == Phase.PRE)
-    steps.append(shape_steps.enforce_schema(contract, parts.fields, parts.post_only))
+    post_created = parts.post_only
+    if any(t.op in _OPAQUE_OPS and t.phase == Phase.POST for t in parts.transforms):
+        # a post `sql` (pivot, ...) may create any optional model column: not NULL-filled at step 5
+        post_created = parts.post_only | {f.name for f in parts.fields if not f.required}
+    steps.append(shape_steps.enforce_schema(contract, parts.fields, post_created))
     steps.append(_validate(parts.row_rules, Phase.PRE))
     steps.append(
         Split(

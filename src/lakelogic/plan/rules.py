@@ -30,6 +30,7 @@ class ColumnOrigins:
     post_only: frozenset[str] = frozenset()
     known: frozenset[str] = frozenset()
     source_may_add: bool = True
+    opaque_post: bool = False  # a post op whose output columns the compiler cannot know
 
 
 def compile_row_rules(
@@ -69,6 +70,7 @@ def _row_rule(draft: RuleDraft, name: str, origins: ColumnOrigins, warnings: lis
         category=draft.category,
         severity=draft.severity,
         phase=_phase(draft, name, origins),
+        deferrable=draft.phase is None and origins.opaque_post and bool(draft.reads),
         origin=draft.origin,
         yaml_path=draft.yaml_path,
         description=draft.description,

@@ -74,6 +74,9 @@ class RowRule:
     # ``f IN (SELECT key FROM link)`` form of referential_integrity); None = ``predicate`` is readable.
     detail: str | None = None
     reads: tuple[str, ...] = ()  # frame columns the rule reads (phase inference, missing columns)
+    # Inferred pre while a post op's output columns are only known at run time (`sql`, `pivot`, ...):
+    # the engine runs the rule post when it reads a column the frame lacks after the pre ops (§10.2).
+    deferrable: bool = False
 
     @property
     def quarantines(self) -> bool:

@@ -18,7 +18,7 @@ Shape of the computation (one scan of the source):
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ from lakelogic.engines.spark.quarantine import (
     has_malformed_column,
     malformed_split,
 )
-from lakelogic.engines.spark.rules import Check, PhaseResult, evaluate_checks, rule_fail_sql
+from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, PhaseResult, evaluate_checks, rule_fail_sql
 from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
 from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import EngineError, PlanError
@@ -112,6 +112,7 @@ class PlanExecutor:
         self.subset = subset
         self.source_location: str | None = None  # §14 stand-in for a row file an op did not carry
         self.files_read: list[str] = []  # local source files this run took (§17 cleanup)
+        self._deferred: set[str] = set()  # inferred-pre rules that run post (see _defer_rules)
         # Observation names are global to the session: unique per executor (a run may build several).
         tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
         self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
@@ -216,6 +217,7 @@ class PlanExecutor:
         enforce_step: EnforceSchema | None = self._one(EnforceSchema)
         if enforce_step is None:
             raise PlanError("plan has no schema enforcement step")
+        self._defer_rules(frame.columns)
         created = {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
         with self.clock.stage("schema"):
             enforced = schema.enforce_schema(frame, enforce_step, created_by_ops=created, formats=formats)
@@ -330,7 +332,21 @@ class PlanExecutor:
         return CastFormats(dates, stamps)
 
     def _rules(self, phase: Phase) -> list[RowRule]:
-        return [r for s in self._steps(ValidateRows) if s.phase == phase for r in s.rules]
+        """The phase's rules in declaration order, after :meth:`_defer_rules` moved some to post."""
+        rules = [r for s in self._steps(ValidateRows) for r in s.rules]
+        deferred = [replace(r, phase=Phase.POST) if r.name in self._deferred else r for r in rules]
+        return [r for r in deferred if r.phase == phase]
+
+    def _defer_rules(self, columns: Collection[str]) -> None:
+        """§10.2: a rule whose phase was inferred reads a column that only a post op can create when the
+        frame after the pre ops lacks it; the compiler cannot tell for ops like `sql`, so it is told here."""
+        present = set(columns)
+        self._deferred = {
+            r.name
+            for s in self._steps(ValidateRows)
+            for r in s.rules
+            if r.deferrable and r.phase == Phase.PRE and any(c not in present for c in r.reads)
+        }
 
     def _apply_ops(
         self, ops: list[Transform], frame: DataFrame, checks: list[Check], formats: CastFormats
@@ -415,11 +431,14 @@ class PlanExecutor:
         enforce_step: EnforceSchema | None = self._one(EnforceSchema)
         if enforce_step is not None and enforce_step.cast_to_string:
             fields = tuple(replace(f, type=schema.logical("string")) for f in fields)
+        absent = [f for f in fields if f.name not in frame.columns and any(f.name in r.reads for r in rules)]
+        if absent:  # a model column no op created is NULL at step 10; post rules see it so already
+            frame = frame.withColumns({f.name: F.lit(None).cast(f.type.spark_sql()) for f in absent})
         frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
-        recast = schema.strict_cast_columns(
-            frame, schema.recast_requests(frame, fields), phase=Phase.POST, formats=formats, tag="final"
-        )
-        return recast.frame, [*op_checks, *recast.checks, *[_rule_check(r) for r in rules]]
+        requests = schema.recast_requests(frame, fields)
+        frame, rule_checks = _checked_before_recast(frame, rules, {r.column for r in requests})
+        recast = schema.strict_cast_columns(frame, requests, phase=Phase.POST, formats=formats, tag="final")
+        return recast.frame, [*op_checks, *recast.checks, *rule_checks]
 
     def _marked_chain(
         self,
@@ -493,6 +512,21 @@ def _any_quoting(checks: Sequence[Check], include_reason: bool) -> str:
         f"({c.fail_sql})" for c in checks if c.quarantines and quotes_row(c, include_reason=include_reason)
     ]
     return " OR ".join(flags) if flags else "false"
+
+
+def _checked_before_recast(
+    frame: DataFrame, rules: list[RowRule], recast: set[str]
+) -> tuple[DataFrame, list[Check]]:
+    """Post rules run at step 9 on the post-op values, before step 10 casts them back to the model type
+    (SEMANTICS §8): a rule reading a re-cast column gets its verdict computed first, as a hidden column."""
+    checks = [_rule_check(r) for r in rules]
+    early = {i: c for i, (r, c) in enumerate(zip(rules, checks, strict=True)) if recast & set(r.reads)}
+    if not early:
+        return frame, checks
+    flags = {f"{HIDDEN_PREFIX}post_rule_{i}": F.expr(c.fail_sql) for i, c in early.items()}
+    frame = frame.withColumns(flags)
+    names = iter(flags)
+    return frame, [replace(c, fail_sql=f"`{next(names)}`") if i in early else c for i, c in enumerate(checks)]
 
 
 def _rule_check(rule: RowRule) -> Check:
