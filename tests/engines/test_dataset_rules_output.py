@@ -137,3 +137,18 @@ def test_a_bare_expression_with_a_link_subquery_runs_over_source(spark: Any, tmp
     result = DataProcessor(doc, spark=spark).run(frame)
     observed = {r.name: (r.passed, r.observed) for r in result.report.dataset_rules}
     assert observed == {"more_rows_than_codes": (True, True), "unknown_ids": (True, 2)}, result.report.error
+
+
+def test_a_dataset_rule_select_returning_several_rows_is_an_error(spark: Any) -> None:
+    """§10.5: a `SELECT` returning one value; taking "the first row" would depend on row order."""
+    from tests.engines.helpers import run
+
+    doc = contract(
+        [{"name": "id", "type": "integer"}, {"name": "a", "type": "double"}],
+        quality={"dataset_rules": [{"name": "all_positive", "sql": "SELECT a > 0 FROM source"}]},
+    )
+    result = run(spark, doc, [{"id": 1, "a": 1.0}, {"id": 2, "a": -1.0}])
+    assert result.report.status == "failed"
+    assert result.report.error is not None and result.report.error.type == "plan"
+    assert "quality.dataset_rules[0]" in result.report.error.message
+    assert "returned more than one row" in result.report.error.message

@@ -49,6 +49,7 @@ class Staged:
 
     directory: str
     files: list[FileStatus]
+    rows: int | None = None  # rows written, when counted while staging (text formats)
 
 
 def normalize_uri(uri: str) -> str:
@@ -132,6 +133,12 @@ class FileTableBase(ABC):
         cluster_cols = [c for c in spec.cluster_by if c in frame.columns]
         if cluster_cols:  # cluster_by: rows sorted within each written file
             frame = frame.sortWithinPartitions(*[F.col(f"`{c}`") for c in cluster_cols])
+        counted = None
+        if self.data_format != "parquet":  # CSV/JSON keep no row count (Parquet footers do): count in the job
+            from pyspark.sql import Observation
+
+            counted = Observation()
+            frame = frame.observe(counted, F.count(F.lit(1)).alias("rows"))
         writer = self.prepare_frame(frame).write.mode("overwrite").format(self.data_format)
         for key, value in self.writer_options().items():
             writer = writer.option(key, value)
@@ -139,7 +146,8 @@ class FileTableBase(ABC):
         if partition_cols:
             writer = writer.partitionBy(*partition_cols)
         writer.save(directory)
-        return Staged(directory, self.fs.list_files(directory, suffix=self.file_suffix))
+        rows = counted.get.get("rows") if counted is not None else None
+        return Staged(directory, self.fs.list_files(directory, suffix=self.file_suffix), rows)
 
     def discard(self, staged: Staged) -> None:
         self.fs.delete(staged.directory)

@@ -152,7 +152,7 @@ class FileTable(FileTableBase):
         self._roll_forward(manifest)
         self.fs.delete(pending, recursive=False)
         self._pending = None
-        rows = None
+        rows = staged.rows
         if self.data_format == "parquet":
             counts = [footer_rows(f"{self.fs.root_uri}/{f.relative}") for f in staged.files]
             rows = sum(c or 0 for c in counts)

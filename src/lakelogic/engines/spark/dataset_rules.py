@@ -164,12 +164,21 @@ def _query_rule(
     for name, frame in views.items():
         frame.createOrReplaceTempView(names[name])
     try:
-        row = spark.sql(f"SELECT ({check}) AS passed, observed FROM ({bound}) AS q(observed) LIMIT 1").first()
+        rows = spark.sql(f"SELECT ({check}) AS passed, observed FROM ({bound}) AS q(observed) LIMIT 2").take(
+            2
+        )
     finally:
         for name in views:
             spark.catalog.dropTempView(names[name])
-    if row is None:
+    if len(rows) > 1:  # its verdict would depend on which row came first
+        raise PlanError(
+            f"dataset rule {rule.name!r} returned more than one row; its SELECT must return one value",
+            yaml_path=rule.yaml_path,
+            hint="aggregate the rows, e.g. SELECT bool_and(a > 0) FROM source",
+        )
+    if not rows:
         return _result(rule, False, None)
+    row = rows[0]
     return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
 
 
