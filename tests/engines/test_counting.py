@@ -37,3 +37,35 @@ def test_a_deferred_point_without_a_host_is_an_internal_error(spark: Any) -> Non
         obs.require_hosted()
     with pytest.raises(EngineError, match="defined twice"):
         obs.defer("source")
+
+
+@pytest.mark.parametrize(
+    "transformations",
+    [
+        [{"deduplicate": {"on": ["g"]}, "phase": "post"}],
+        [{"filter": {"sql": "amt > 5"}}, {"deduplicate": {"on": ["g"]}}],
+        [{"sql": "SELECT g, MAX(amt) AS amt FROM source GROUP BY g"}],
+    ],
+)
+def test_an_op_that_shuffles_no_rows_still_accounts_for_every_row(spark: Any, transformations: Any) -> None:
+    """§12 on every run, with adaptive execution on (as in a real session): when every row was quarantined
+    or filtered before a deduplicate/aggregation, its now empty stage must keep its count observations."""
+    from tests.engines.helpers import contract, run
+
+    doc = contract(
+        [{"name": "g", "type": "string"}, {"name": "amt", "type": "integer"}],
+        quality={"row_rules": [{"name": "big", "sql": "amt > 5"}]}
+        if "filter" not in transformations[0]
+        else {},
+        transformations=transformations,
+    )
+    before = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        result = run(spark, doc, [{"g": "a", "amt": 1}, {"g": "b", "amt": 2}])
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", before)
+    assert result.report.error is None, result.report.error
+    counts = result.report.counts
+    assert counts.source == 2 and counts.good == 0
+    assert counts.quarantined + counts.filtered == 2

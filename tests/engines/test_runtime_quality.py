@@ -253,3 +253,23 @@ def test_post_rules_see_post_op_values_before_the_final_cast(spark: Any) -> None
     bad = result.bad.collect()
     assert [r["_lakelogic_errors"] for r in bad] == [['Rule failed: v_type (cannot cast "oops" to integer)']]
     assert next(r for r in result.report.rules if r.name == "sees_text").failed == 0
+
+
+@pytest.mark.parametrize("with_null_code", [False, True])
+def test_a_not_in_subquery_rule_keeps_sql_null_semantics(
+    spark: Any, tmp_path: Any, with_null_code: bool
+) -> None:
+    """§0/§10.2: `x NOT IN (SELECT k FROM link)` is NULL (a failure) for an unmatched x when the link's
+    key holds a NULL, exactly as Spark SQL evaluates it; without the NULL it is TRUE."""
+    codes = [("A",), (None,)] if with_null_code else [("A",)]
+    link = tmp_path / "codes"
+    spark.createDataFrame(codes, "code string").write.parquet(str(link))
+    doc = contract(
+        [{"name": "id", "type": "integer"}, {"name": "code", "type": "string"}],
+        links=[{"name": "codes", "path": str(link), "type": "parquet"}],
+        quality={"row_rules": [{"name": "not_blocked", "sql": "code NOT IN (SELECT code FROM codes)"}]},
+    )
+    result = run(spark, doc, [{"id": 1, "code": "A"}, {"id": 2, "code": "Z"}])
+    assert result.report.error is None, result.report.error
+    expected_good = [] if with_null_code else [(2,)]
+    assert rows_of(result.good, "id") == expected_good

@@ -19,10 +19,12 @@ from lakelogic.plan.dataset_rules import compile_dataset_rules
 from lakelogic.plan.fields import resolve_fields
 from lakelogic.plan.rule_forms import RuleContext
 from lakelogic.plan.rules import ColumnOrigins, compile_row_rules
+from lakelogic.plan.slos import compile_slos
 from lakelogic.plan.steps import (
     AddLineage,
     CheckDataset,
     DatasetRule,
+    EvaluateSlos,
     FieldSpec,
     LoadLink,
     Plan,
@@ -51,6 +53,7 @@ class _Compiled:
     row_rules: tuple[RowRule, ...]
     dataset_rules: tuple[DatasetRule, ...]
     lineage: AddLineage | None
+    slos: EvaluateSlos | None = None
 
 
 def compile_contract(
@@ -146,7 +149,10 @@ def _compile_parts(
         materialization_columns=written,
         problems=problems,
     )
+    no_slos: EvaluateSlos | None = None
+    slos = problems.attempt(partial(compile_slos, contract), no_slos)
     return _Compiled(
+        slos=slos,
         fields=fields,
         transforms=tuple(transforms),
         links=links,
@@ -200,6 +206,7 @@ def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: 
         steps.append(io_steps.materialize(contract))
     if opt(contract, "source") is not None:
         steps.append(io_steps.cleanup_source(contract))
+    steps.append(parts.slos)
     return tuple(s for s in steps if s is not None)
 
 

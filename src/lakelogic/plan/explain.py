@@ -17,6 +17,7 @@ from lakelogic.plan.steps import (
     CleanupSource,
     DatasetRule,
     EnforceSchema,
+    EvaluateSlos,
     ExternalLogic,
     Extract,
     FieldSpec,
@@ -310,6 +311,17 @@ def _cleanup(s: CleanupSource) -> tuple[str, list[str]]:
     return f"Post-ingestion: {s.action} the files read{where} (after the commits; {mode})", []
 
 
+def _slos(s: EvaluateSlos) -> tuple[str, list[str]]:
+    body = []
+    for o in s.objectives:
+        if o.objective == "row_count":
+            body.append(f"row_count of {o.check_field}: min {o.min_rows}, max {o.max_rows}")
+        else:
+            on = f" on {o.field}" if o.field else " (run history)"
+            body.append(f"{o.objective}{on}: {o.threshold_text}")
+    return "Service levels (reported, never fail the run)", body
+
+
 _DESCRIBERS: dict[type, Any] = {
     ReadSource: _read_source,
     LoadLink: _load_link,
@@ -326,4 +338,5 @@ _DESCRIBERS: dict[type, Any] = {
     AddLineage: _lineage,
     Materialize: _materialize,
     CleanupSource: _cleanup,
+    EvaluateSlos: _slos,
 }

@@ -119,7 +119,9 @@ def _membership_probe(
         )
     subject = node.this
     column = new_probe_column()
-    probe = ReferenceProbe(column=column, link=link, key=(key.name,), frame_expr=(to_spark(subject),))
+    probe = ReferenceProbe(
+        column=column, link=link, key=(key.name,), frame_expr=(to_spark(subject),), sql_in_semantics=True
+    )
     # IN yields NULL for a NULL subject; keep that so the rule fails exactly as the SQL would.
     replacement = exp.Case(
         ifs=[exp.If(this=exp.Is(this=subject.copy(), expression=exp.Null()), true=exp.Null())],

@@ -55,6 +55,9 @@ class ReferenceProbe:
     window_end: str | None = None
     window_end_default: str | None = None
     window_value_expr: str | None = None
+    # SQL's `IN (subquery)`: no match while the link's key holds a NULL is NULL, not FALSE (it decides
+    # `NOT IN`). The shorthands ask "is the key in the reference", where a NULL key row means nothing.
+    sql_in_semantics: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,6 +294,29 @@ class CleanupSource(Step):
     root: str
     archive_path: str | None = None
     blocking: bool = False
+
+
+@dataclass(frozen=True)
+class SloObjective:
+    """One ``service_levels`` objective (SEMANTICS §15). ``threshold``: seconds for freshness, a ratio in
+    0..1 for availability; ``threshold_text`` as written."""
+
+    objective: Literal["freshness", "availability", "row_count"]
+    field: str | None = None
+    threshold: float | None = None
+    threshold_text: str | None = None
+    min_rows: int | None = None
+    max_rows: int | None = None
+    check_field: str = "counts_good"
+    skip_reprocess_days: int = 3
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class EvaluateSlos(Step):
+    """Step 15: service levels, on the published target (the good rows when nothing is materialized)."""
+
+    objectives: tuple[SloObjective, ...]
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,15 @@ def _membership_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) 
         .withColumn(hit, F.lit(True))
     )
     joined = frame.join(F.broadcast(keys), _join_condition(probe, aliases), "left")
-    return joined.withColumn(probe.column, F.coalesce(F.col(hit), F.lit(False))).drop(hit, *aliases)
+    if not probe.sql_in_semantics:
+        return joined.withColumn(probe.column, F.coalesce(F.col(hit), F.lit(False))).drop(hit, *aliases)
+    # One row: does the link's key hold a NULL? Then a value it does not match is unknown, not absent.
+    has_null = f"__ll_null_{probe.column}"
+    null_key = " OR ".join(f"{quote_ident(k)} IS NULL" for k in probe.key)
+    flag = link.selectExpr(f"coalesce(max({null_key}), false) AS {has_null}")
+    joined = joined.crossJoin(F.broadcast(flag))
+    value = F.when(F.col(hit), F.lit(True)).when(F.col(has_null), F.lit(None)).otherwise(F.lit(False))
+    return joined.withColumn(probe.column, value).drop(hit, has_null, *aliases)
 
 
 def _window_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) -> DataFrame:

@@ -160,6 +160,20 @@ _REBASE_SETTINGS = (
 )
 
 
+_AQE_EMPTY_RELATION_RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+
+
+def _keep_observations_on_empty_relations(spark: SparkSession) -> None:
+    """Adaptive execution replaces a stage that turned out empty (every row quarantined or filtered
+    before a deduplicate, join or aggregation) with an empty relation, and the count observations in it
+    go with it: the run could not account for its rows. Excluding that one rule keeps them."""
+    key = "spark.sql.adaptive.optimizer.excludedRules"
+    current = spark.conf.get(key, "") or ""
+    rules = [r.strip() for r in current.split(",") if r.strip()]
+    if _AQE_EMPTY_RELATION_RULE not in rules:
+        spark.conf.set(key, ",".join([*rules, _AQE_EMPTY_RELATION_RULE]))
+
+
 def _run(
     spark: SparkSession,
     contract: Any,
@@ -185,6 +199,7 @@ def _run(
     # Gregorian, what every current writer uses); Spark 3.5's default refuses them with an exception.
     for key in _REBASE_SETTINGS:
         spark.conf.set(key, "CORRECTED")
+    _keep_observations_on_empty_relations(spark)
     ctx = SparkRunContext(
         spark=spark,
         run_id=request.run_id,

@@ -1,0 +1,117 @@
+"""``service_levels`` compiled into objectives the engine evaluates at step 15 (SEMANTICS §15).
+
+Durations: ``30s``, ``15m``, ``6h``, ``1d``, ``2w`` or ISO 8601 (``PT6H``, ``P1DT2H``, ``P2W``); a bare
+number is hours. Availability ratios above 1 are percentages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lakelogic.errors import PlanError
+from lakelogic.plan.access import opt
+from lakelogic.plan.steps import EvaluateSlos, SloObjective
+
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+_SHORT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", re.IGNORECASE)
+_ISO = re.compile(
+    r"P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?",
+    re.IGNORECASE,
+)
+DEFAULT_FRESHNESS_FIELD = "_lakelogic_processed_at"
+
+
+def duration_seconds(value: Any, yaml_path: str) -> float:
+    """Seconds of a §15 duration; a bare number is hours."""
+    if isinstance(value, bool):
+        raise _bad_duration(value, yaml_path)
+    if isinstance(value, (int, float)):
+        return float(value) * 3600
+    text = str(value).strip()
+    short = _SHORT.fullmatch(text)
+    if short is not None:
+        return float(short.group(1)) * _UNIT_SECONDS[(short.group(2) or "h").lower()]
+    iso = _ISO.fullmatch(text)
+    if iso is not None and text.upper() not in ("P", "PT") and not text.upper().endswith("T"):
+        parts = {k: float(v) for k, v in iso.groupdict().items() if v is not None}
+        return sum(_UNIT_SECONDS[k] * v for k, v in parts.items())
+    raise _bad_duration(value, yaml_path)
+
+
+def _bad_duration(value: Any, yaml_path: str) -> PlanError:
+    return PlanError(
+        f"{value!r} is not a duration",
+        yaml_path=yaml_path,
+        hint="30s, 15m, 6h, 1d, 2w, ISO 8601 (PT6H), or a number of hours",
+    )
+
+
+def compile_slos(contract: Any) -> EvaluateSlos | None:
+    levels = opt(contract, "service_levels")
+    if levels is None:
+        return None
+    objectives: list[SloObjective] = []
+    freshness = opt(levels, "freshness")
+    if freshness is not None:
+        objectives.append(_freshness(freshness))
+    availability = opt(levels, "availability")
+    if availability is not None:
+        objectives.append(_availability(availability))
+    row_count = opt(levels, "row_count")
+    if row_count is not None:
+        objectives.append(_row_count(row_count))
+    return EvaluateSlos(yaml_path="service_levels", objectives=tuple(objectives)) if objectives else None
+
+
+def _freshness(value: Any) -> SloObjective:
+    path = "service_levels.freshness"
+    threshold = opt(value, "threshold") if not isinstance(value, (str, int, float)) else value
+    if threshold is None:
+        raise PlanError("freshness needs a threshold", yaml_path=f"{path}.threshold")
+    where = path if isinstance(value, (str, int, float)) else f"{path}.threshold"
+    return SloObjective(
+        objective="freshness",
+        field=str(opt(value, "field", None) or DEFAULT_FRESHNESS_FIELD)
+        if not isinstance(value, (str, int, float))
+        else DEFAULT_FRESHNESS_FIELD,
+        threshold=duration_seconds(threshold, where),
+        threshold_text=str(threshold),
+        description=opt(value, "description") if not isinstance(value, (str, int, float)) else None,
+    )
+
+
+def _availability(value: Any) -> SloObjective:
+    path = "service_levels.availability"
+    plain = isinstance(value, (int, float))
+    raw = value if plain else opt(value, "threshold")
+    try:
+        ratio = float(raw)
+    except (TypeError, ValueError):
+        raise PlanError(f"{raw!r} is not a ratio", yaml_path=path, hint="0.99, or 99 (percent)") from None
+    if ratio > 1:
+        ratio /= 100
+    if not 0 <= ratio <= 1:
+        raise PlanError(f"availability {raw!r} is outside 0..1 (or 0..100 %)", yaml_path=path)
+    return SloObjective(
+        objective="availability",
+        field=None if plain else opt(value, "field"),
+        threshold=ratio,
+        threshold_text=str(raw),
+        description=None if plain else opt(value, "description"),
+    )
+
+
+def _row_count(value: Any) -> SloObjective:
+    low, high = opt(value, "min_rows"), opt(value, "max_rows")
+    if low is None and high is None:
+        raise PlanError("row_count needs min_rows, max_rows or both", yaml_path="service_levels.row_count")
+    return SloObjective(
+        objective="row_count",
+        min_rows=None if low is None else int(low),
+        max_rows=None if high is None else int(high),
+        check_field=str(opt(value, "check_field", "counts_good") or "counts_good"),
+        skip_reprocess_days=int(opt(value, "skip_reprocess_days", 3)),
+        description=opt(value, "description"),
+    )
