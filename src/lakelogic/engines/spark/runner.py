@@ -48,7 +48,7 @@ from lakelogic.errors import (
     UnsupportedError,
 )
 from lakelogic.plan.clock import pin_clock
-from lakelogic.plan.steps import CleanupSource, DatasetRule
+from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
@@ -234,6 +234,7 @@ def _run(
     report.schema_drift = ev.drift
     if ev.good is None or ev.bad is None:
         _empty(report, ev, ctx)
+        _service_levels(spark, contract, plan, report, request, None, as_of, progress)
         return
     outcome.good, outcome.bad = ev.good, ev.bad
     if ev.fanout is not None and good_path is not None:
@@ -250,6 +251,7 @@ def _run(
         for pending in staged:
             pending.discard()
         _empty(report, ev, ctx)
+        _service_levels(spark, contract, plan, report, request, None, as_of, progress)
         return
     if not report.counts.reconciles():
         c = report.counts
@@ -270,6 +272,8 @@ def _run(
     if request.materialize:
         progress.step = "write_target"  # materialize times its target and quarantine writes itself
         report.materialization = _materialize(spark, contract, plan, frames, report, request)
+    # step 15 before the publish: the staged files still serve the good rows of an unmaterialized run
+    _service_levels(spark, contract, plan, report, request, frames.good, as_of, progress)
     progress.step = "publish"
     for pending in staged:
         pending.commit()
@@ -279,6 +283,52 @@ def _run(
     if cleanups and request.materialize and report.materialization is not None:
         with progress.stage("lifecycle"):
             _post_ingestion(report, cleanups[0], executor.files_read, request.run_id)
+
+
+def _service_levels(
+    spark: SparkSession,
+    contract: Any,
+    plan: Any,
+    report: RunReport,
+    request: RunRequest,
+    good: DataFrame | None,
+    as_of: datetime,
+    progress: StepClock,
+) -> None:
+    """§15: measured on the published target (the good rows when nothing is materialized)."""
+    steps = plan.of_kind(EvaluateSlos)
+    if not steps:
+        return
+    from lakelogic.engines.spark.slos import evaluate_slos
+
+    def published() -> DataFrame | None:
+        if request.materialize:
+            return _target_frame(spark, contract, request)
+        return good
+
+    with progress.stage("slo"):
+        report.service_levels = evaluate_slos(
+            steps[0], published=published, batch=good, report=report, as_of=as_of, history=_run_history
+        )
+
+
+def _target_frame(spark: SparkSession, contract: Any, request: RunRequest) -> DataFrame | None:
+    from lakelogic.tables.spark_write import adapter_for
+    from lakelogic.tables.target import resolve_target
+
+    adapter = adapter_for(spark, resolve_target(contract, target=request.target, env=request.env))
+    return adapter.read() if adapter.exists() else None
+
+
+def _run_history(contract: str, since: datetime) -> list[str] | None:
+    """Statuses of the contract's runs since ``since`` in the default run log (None: no run log yet)."""
+    from lakelogic.runlog import open_store
+
+    store = open_store()
+    if not store.exists():
+        return None
+    rows = store.query(contract=contract)
+    return [str(r["status"]) for r in rows if r.get("started_at") is None or r["started_at"] >= since]
 
 
 def _post_ingestion(report: RunReport, step: CleanupSource, files: list[str], run_id: str) -> None:

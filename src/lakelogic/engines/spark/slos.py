@@ -1,0 +1,147 @@
+"""Step 15 service levels (SEMANTICS §15): measured on the published target (the good rows when nothing
+was materialized) and reported; a breach never changes the run's status.
+
+One small aggregate per objective that needs data (freshness: MAX(field); availability with a field:
+COUNT(field)/COUNT(*)); row counts come from the run's own counts. An objective that cannot be measured
+(its column is absent, no run history) is reported with ``passed: null`` and a warning saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from lakelogic.errors import LakeLogicError
+from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.plan.steps import EvaluateSlos, SloObjective
+from lakelogic.report import RunReport, ServiceLevelResult
+
+AVAILABLE_STATUSES = ("succeeded", "partial", "no_new_data")
+HISTORY_DAYS = 30
+
+# (contract, since) -> statuses of the contract's earlier runs in the run log (None: no run log)
+RunHistory = Callable[[str, datetime], list[str] | None]
+
+
+def evaluate_slos(
+    step: EvaluateSlos,
+    *,
+    published: Callable[[], DataFrame | None],
+    batch: DataFrame | None,
+    report: RunReport,
+    as_of: datetime,
+    history: RunHistory | None = None,
+) -> list[ServiceLevelResult]:
+    """``published``: the target after the commit, or the good rows (None when there is neither);
+    ``batch``: this run's good rows."""
+    frame: DataFrame | None = None
+    fetched = False
+    results = []
+    for objective in step.objectives:
+        if objective.objective == "availability" and objective.field is None:
+            results.append(_run_availability(objective, report, as_of, history))
+            continue
+        if objective.objective == "row_count":
+            counted = _row_count(objective, report)
+            if counted is not None:
+                results.append(counted)
+                continue
+        if not fetched:
+            frame, fetched = published(), True
+        if objective.objective == "row_count":
+            results.append(_rows_for_batch_values(objective, frame, batch, report))
+        else:
+            results.append(_measured(objective, frame, report, as_of))
+    return results
+
+
+def _result(o: SloObjective, passed: bool | None, observed: object, threshold: object) -> ServiceLevelResult:
+    return ServiceLevelResult(objective=o.objective, passed=passed, observed=observed, threshold=threshold)
+
+
+def _unmeasured(o: SloObjective, report: RunReport, why: str) -> ServiceLevelResult:
+    report.warnings.append(f"slo_unmeasured: {o.objective}: {why}")
+    return _result(o, None, None, o.threshold_text)
+
+
+def _measured(
+    o: SloObjective, frame: DataFrame | None, report: RunReport, as_of: datetime
+) -> ServiceLevelResult:
+    if frame is None:
+        return _unmeasured(o, report, "no published data to measure")
+    field = o.field or ""
+    if field not in frame.columns:
+        return _unmeasured(o, report, f"column {field!r} is not in the published data")
+    column = F.col(quote_ident(field))
+    if o.objective == "freshness":
+        row = frame.agg(F.max(column.cast("timestamp")).alias("latest")).first()
+        latest = row["latest"] if row is not None else None
+        if latest is None:  # no rows: nothing is fresh
+            return _result(o, False, None, o.threshold)
+        age = (as_of.replace(tzinfo=None) - _naive_utc(latest)).total_seconds()
+        return _result(o, age <= (o.threshold or 0), round(age, 3), o.threshold)
+    row = frame.agg(F.count(column).alias("present"), F.count(F.lit(1)).alias("rows")).first()
+    if row is None or not row["rows"]:
+        return _unmeasured(o, report, "no rows to measure")
+    share = row["present"] / row["rows"]
+    return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)
+
+
+def _naive_utc(value: datetime) -> datetime:
+    # the session runs in UTC (§0): Spark hands timestamps back as naive UTC wall times
+    return value.replace(tzinfo=None)
+
+
+def _row_count(o: SloObjective, report: RunReport) -> ServiceLevelResult | None:
+    """The run's own count (``counts_*``); None when the objective counts target rows by a column."""
+    threshold = {"min_rows": o.min_rows, "max_rows": o.max_rows}
+    window = report.window
+    long_reprocess = (
+        window.label == "reprocess"
+        and window.start is not None
+        and window.end is not None
+        and window.end - window.start > timedelta(days=o.skip_reprocess_days)
+    )
+    if long_reprocess:
+        return _result(o, None, "skipped: reprocess window", threshold)
+    if not o.check_field.startswith("counts_"):
+        return None
+    value = getattr(report.counts, o.check_field.removeprefix("counts_"), None)
+    if not isinstance(value, int):
+        return _unmeasured(o, report, f"check_field {o.check_field!r} names no run count")
+    return _result(o, _within(o, value), value, threshold)
+
+
+def _within(o: SloObjective, value: int) -> bool:
+    return (o.min_rows is None or value >= o.min_rows) and (o.max_rows is None or value <= o.max_rows)
+
+
+def _rows_for_batch_values(
+    o: SloObjective, frame: DataFrame | None, batch: DataFrame | None, report: RunReport
+) -> ServiceLevelResult:
+    """Target rows whose ``check_field`` value occurs in this run's batch (e.g. the rows of the dates the
+    batch brought), counted with one semi-join."""
+    threshold = {"min_rows": o.min_rows, "max_rows": o.max_rows}
+    column = o.check_field
+    if frame is None or batch is None:
+        return _unmeasured(o, report, "no published data to measure")
+    if column not in frame.columns or column not in batch.columns:
+        return _unmeasured(o, report, f"column {column!r} is not in the published data")
+    values = batch.select(quote_ident(column)).where(F.col(quote_ident(column)).isNotNull()).distinct()
+    count = frame.join(F.broadcast(values), column, "left_semi").count()
+    return _result(o, _within(o, count), count, threshold)
+
+
+def _run_availability(
+    o: SloObjective, report: RunReport, as_of: datetime, history: RunHistory | None
+) -> ServiceLevelResult:
+    try:
+        earlier = history(report.contract, as_of - timedelta(days=HISTORY_DAYS)) if history else None
+    except LakeLogicError as exc:
+        return _unmeasured(o, report, f"the run log could not be read: {exc.message}")
+    statuses = [*(earlier or []), str(report.status)]
+    share = sum(s in AVAILABLE_STATUSES for s in statuses) / len(statuses)
+    return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)
