@@ -23,9 +23,16 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_columns
+from lakelogic.engines.spark.ops_frame import (
+    col,
+    field_type,
+    op_error,
+    require_columns,
+    with_columns,
+    with_default,
+)
 from lakelogic.engines.spark.ops_sqlviews import bound_expression
-from lakelogic.plan.ops_common import literal, quote
+from lakelogic.plan.ops_common import literal, quote, value_text
 from lakelogic.plan.steps import Transform
 from lakelogic.types import parse_type
 
@@ -104,10 +111,11 @@ def apply_coalesce(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> D
     p = step.params
     inputs = list(p["sources"]) or [p["field"]]
     require_columns(step, frame, inputs, "sources" if p["sources"] else "field")
-    parts = [col(c) for c in inputs]
+    value = F.coalesce(*[col(c) for c in inputs])
     if p.get("default") is not None:
-        parts.append(F.lit(p["default"]))
-    return with_columns(frame, {p["output"]: F.coalesce(*parts)})
+        text = any(isinstance(field_type(frame, c), StringType) for c in inputs)
+        value = with_default(value, StringType() if text else field_type(frame, inputs[0]), p["default"])
+    return with_columns(frame, {p["output"]: value})
 
 
 def apply_map_values(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
@@ -212,12 +220,18 @@ def apply_bucket(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Dat
     p = step.params
     require_columns(step, frame, [p["source"]], "source")
     source = col(p["source"])
-    default = F.lit(p.get("default"))
+    # labels and default share one type: text when they are of different kinds (as map_values does)
+    as_text = _map_result_is_text([*(b["label"] for b in p["bins"]), p.get("default")], NullType(), True)
+
+    def label(v: Any) -> Column:
+        return F.lit(value_text(v)) if as_text and v is not None else F.lit(v)
+
+    default = label(p.get("default"))
     result = F.when(source.isNull(), default)
     for b in p["bins"]:
         condition: Column = F.lit(True)
         for key, make in _BIN_OPS.items():
             if b.get(key) is not None:
                 condition = condition & make(source, F.lit(b[key]))
-        result = result.when(condition, F.lit(b["label"]))
+        result = result.when(condition, label(b["label"]))
     return with_columns(frame, {p["field"]: result.otherwise(default)})

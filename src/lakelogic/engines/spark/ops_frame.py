@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType
 
 from lakelogic.errors import PlanError
-from lakelogic.plan.ops_common import quote
+from lakelogic.plan.ops_common import quote, value_text
 from lakelogic.plan.steps import Transform
 
 
@@ -97,3 +98,13 @@ def field_type(frame: DataFrame, name: str) -> DataType:
         if f.name == name:
             return f.dataType
     raise KeyError(name)
+
+
+def with_default(value: Column, data_type: DataType, default: Any) -> Column:
+    """``COALESCE(value, default)`` (coalesce, lookup, join, pivot). Spark has no common type for text
+    and a boolean (or a date and a number), so a non-text default of a text column, as every column is
+    before step 5 when the source is CSV, is written as its text (``false`` -> ``'false'``); the model's
+    strict cast then reads it like any other value of the column."""
+    if isinstance(data_type, StringType) and not isinstance(default, str):
+        return F.coalesce(value, F.lit(value_text(default)))
+    return F.coalesce(value, F.lit(default))

@@ -20,6 +20,7 @@ from lakelogic.engines.spark.ops_frame import (
     op_error,
     require_columns,
     with_columns,
+    with_default,
 )
 from lakelogic.engines.spark.ops_warnings import observe_for_warning
 from lakelogic.plan.steps import Transform
@@ -82,7 +83,7 @@ def apply_lookup(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Dat
     joined = frame.join(reference, frame_key == F.col(key_col), "left")
     value: Column = F.col(value_col)
     if p.get("default_value") is not None:
-        value = F.coalesce(value, F.lit(p["default_value"]))
+        value = with_default(value, field_type(ref, p["value"]), p["default_value"])
     return _without(with_columns(joined, {p["field"]: value}), [key_col, value_col])
 
 
@@ -138,6 +139,6 @@ def apply_join(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataF
         if f == key and p["prefix"] + f == on:
             value = F.coalesce(col(on), value)
         if defaults.get(f) is not None:
-            value = F.coalesce(value, F.lit(defaults[f]))
+            value = with_default(value, field_type(ref, f), defaults[f])
         assignments[p["prefix"] + f] = value
     return _without(with_columns(joined, assignments), [key_col, *hidden.values()])

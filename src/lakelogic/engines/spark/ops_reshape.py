@@ -20,7 +20,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns
+from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_default
 from lakelogic.plan.ops_common import value_text
 from lakelogic.plan.ops_reshape import pivot_column_name
 from lakelogic.plan.steps import Transform
@@ -120,7 +120,7 @@ def apply_pivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Data
             name = pivot_column_name(p["name_template"], texts, alias, value_col, agg, separator)
             cell = _AGGREGATES[agg](F.when(matches, col(value_col)))
             if p.get("fill_value") is not None:
-                cell = F.coalesce(cell, F.lit(p["fill_value"]))
+                cell = with_default(cell, field_type(frame, value_col), p["fill_value"])
             cells.append(cell.alias(name))
             names.append(name)
     clashes = sorted({n for n in [*id_vars, *names] if [*id_vars, *names].count(n) > 1})
