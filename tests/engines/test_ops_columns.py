@@ -169,6 +169,23 @@ def test_json_extract_paths_and_cast(spark: Any) -> None:
     assert (got[0]["dot"], got[0]["name"], got[0]["missing"], got[0]["nil"]) == ("dot", "n", None, None)
     assert all(got[i][c] is None for i in (1, 2) for c in ("lat", "second", "name"))
     assert got[3]["lat"] is None  # "abc" does not cast: NULL, not an error
+    # `cast` follows §5.3: "3.0" and 3.0 are integers, YYYYMMDD is a date, 1.234 is no decimal(5,2)
+    typed = spark.createDataFrame(
+        [(1, '{"n": "3.0", "m": 3.0, "d": "20240105", "x": "1.234", "a": [1, 2]}')], "id int, j string"
+    )
+    casts = {"n": "integer", "m": "integer", "d": "date", "x": "decimal(5,2)", "a": "array<integer>"}
+    extracted = rows(
+        run(
+            typed,
+            ctx,
+            *[
+                {"json_extract": {"field": f"{k}_out", "source": "j", "path": f"$.{k}", "cast": t}}
+                for k, t in casts.items()
+            ],
+        )
+    )[0]
+    assert (extracted["n_out"], extracted["m_out"], str(extracted["d_out"])) == (3, 3, "2024-01-05")
+    assert extracted["x_out"] is None and extracted["a_out"] == [1, 2]
     nested = spark.createDataFrame([(1, (2.5, "x"))], "id int, c struct<lat:double,tag:string>")
     assert (
         rows(run(nested, ctx, {"json_extract": {"field": "t", "source": "c", "path": "$.tag"}}))[0]["t"]

@@ -22,6 +22,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from lakelogic.engines.spark.casting import strict_cast_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     col,
@@ -200,10 +201,9 @@ def apply_json_extract(step: Transform, frame: DataFrame, ctx: SparkRunContext) 
     value = f"get_json_object({source_sql}, {literal(_spark_json_path(tuple(p['segments'])))})"
     if p.get("cast"):
         target = parse_type(p["cast"])
-        if target.kind == "array":
-            value = f"from_json({value}, '{target.spark_sql()}')"
-        elif target.kind not in ("string", "json"):
-            value = f"try_cast({value} AS {target.spark_sql()})"
+        if target.kind not in ("string", "json"):
+            # §5.3's forms ("3.0" -> 3, YYYYMMDD dates), never rounded; what does not convert is NULL
+            value = strict_cast_sql(value, StringType(), target)
     return with_columns(frame, {p["field"]: F.expr(value)})
 
 
