@@ -317,3 +317,24 @@ def test_compiles_contract_models(shared_dir: Any) -> None:
         for i, item in enumerate(loaded.transformations or []):
             step = compile_transform(i, item, f"transformations[{i}]")
             assert step.yaml_path == f"transformations[{i}]"
+
+
+def test_an_explicit_null_op_parameter_means_its_default() -> None:
+    """The JSON Schema allows `null` for optional op parameters (`"default": …` beside `"null"`)."""
+    from lakelogic.contract.loader import load_contract
+    from lakelogic.plan.compiler import compile_contract
+
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "T"},
+        "model": {"fields": [{"name": "id", "type": "integer"}]},
+        "links": [{"name": "r", "path": "r.parquet"}],
+        "transformations": [
+            {"join": {"reference": "r", "on": "id", "key": "id", "fields": ["v"], "prefix": None}},
+            {"deduplicate": {"on": ["id"], "sort_by": None}},
+            {"rollup": {"group_by": ["id"], "rollup_keys_column": None}},
+        ],
+    }
+    steps = {s.op: s.params for s in compile_contract(load_contract(doc)).steps if hasattr(s, "op")}
+    assert steps["join"]["prefix"] == "" and steps["deduplicate"]["sort_by"] == ()
+    assert steps["rollup"]["rollup_keys_column"] == "_lakelogic_rollup_keys"

@@ -27,7 +27,19 @@ DateDiffUnit = Annotated[str, ClosedSet(DATE_DIFF_UNITS, what="date_diff unit")]
 PivotAgg = Annotated[str, ClosedSet(PIVOT_AGGS, what="pivot agg")]
 
 
-class TransformationRename(OLCModel):
+class OpParams(OLCModel):
+    """Base of the op parameter models. The JSON Schema allows an explicit ``null`` for optional op
+    parameters and means the default by it, so a ``null`` value is read as an absent key."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_default(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+
+class TransformationRename(OpParams):
     """``from``+``to`` or ``mappings {old: new}``; applied simultaneously."""
 
     from_: str | None = Field(default=None, alias="from")
@@ -52,18 +64,18 @@ class TransformationRename(OLCModel):
         return {self.from_: self.to}
 
 
-class TransformationDerive(OLCModel):
+class TransformationDerive(OpParams):
     field: str
     sql: str = Field(min_length=1)
     sql_spark: str | None = None
     sql_duckdb: str | None = None
 
 
-class TransformationFilter(OLCModel):
+class TransformationFilter(OpParams):
     sql: str = Field(min_length=1)
 
 
-class TransformationCast(OLCModel):
+class TransformationCast(OpParams):
     columns: dict[str, str] = Field(min_length=1)
 
     @field_validator("columns")
@@ -74,35 +86,35 @@ class TransformationCast(OLCModel):
         return value
 
 
-class TransformationSelect(OLCModel):
+class TransformationSelect(OpParams):
     columns: Columns = Field(min_length=1)
 
 
-class TransformationDrop(OLCModel):
+class TransformationDrop(OpParams):
     columns: Columns
 
 
-class TransformationTrim(OLCModel):
+class TransformationTrim(OpParams):
     fields: Columns
     side: TrimSide = "both"
 
 
-class TransformationLower(OLCModel):
+class TransformationLower(OpParams):
     fields: Columns
 
 
-class TransformationUpper(OLCModel):
+class TransformationUpper(OpParams):
     fields: Columns
 
 
-class TransformationCoalesce(OLCModel):
+class TransformationCoalesce(OpParams):
     field: str
     sources: list[str] = Field(default_factory=list)
     default: Any = None
     output: str | None = None  # None: same as field
 
 
-class TransformationMapValues(OLCModel):
+class TransformationMapValues(OpParams):
     field: str
     mapping: dict[str, Any]
     default: Any = None
@@ -123,7 +135,7 @@ def _key_text(key: object) -> str:
     return str(key)
 
 
-class TransformationDeduplicate(OLCModel):
+class TransformationDeduplicate(OpParams):
     KEY_ALIASES: ClassVar[Mapping[str, str]] = {"by": "on"}
 
     on: Columns = Field(default_factory=list)  # empty: all columns
@@ -131,23 +143,23 @@ class TransformationDeduplicate(OLCModel):
     order: DedupOrder = "desc"
 
 
-class TransformationDeduplicateByLatest(OLCModel):
+class TransformationDeduplicateByLatest(OpParams):
     key_columns: Columns = Field(min_length=1)
     timestamp_column: str
 
 
-class TransformationSplit(OLCModel):
+class TransformationSplit(OpParams):
     field: str
     delimiter: str = Field(default=",", min_length=1)
     output: str | None = None
 
 
-class TransformationExplode(OLCModel):
+class TransformationExplode(OpParams):
     field: str
     output: str | None = None
 
 
-class TransformationJsonExtract(OLCModel):
+class TransformationJsonExtract(OpParams):
     field: str
     source: str
     path: str
@@ -168,28 +180,28 @@ class BucketBin(OLCModel):
     eq: Any = None
 
 
-class TransformationBucket(OLCModel):
+class TransformationBucket(OpParams):
     field: str
     source: str
     bins: list[BucketBin] = Field(default_factory=list)
     default: Any = None
 
 
-class TransformationDateDiff(OLCModel):
+class TransformationDateDiff(OpParams):
     field: str
     from_col: str
     to_col: str
     unit: DateDiffUnit = "days"
 
 
-class TransformationDateRangeExplode(OLCModel):
+class TransformationDateRangeExplode(OpParams):
     output: str
     start_col: str
     end_col: str | None = None
     interval: str = Field(default="1d", pattern=r"^\d+(d|w|mo|h)$")
 
 
-class TransformationLookup(OLCModel):
+class TransformationLookup(OpParams):
     field: str
     reference: str
     on: str
@@ -198,7 +210,7 @@ class TransformationLookup(OLCModel):
     default_value: Any = None
 
 
-class TransformationJoin(OLCModel):
+class TransformationJoin(OpParams):
     reference: str
     on: str
     key: str
@@ -208,7 +220,7 @@ class TransformationJoin(OLCModel):
     defaults: dict[str, Any] = Field(default_factory=dict)
 
 
-class TransformationRollup(OLCModel):
+class TransformationRollup(OpParams):
     group_by: Columns = Field(default_factory=list)
     aggregations: dict[str, str] = Field(default_factory=dict)
     keys: Columns | None = None
@@ -226,7 +238,7 @@ class TransformationRollup(OLCModel):
         return self
 
 
-class TransformationPivot(OLCModel):
+class TransformationPivot(OpParams):
     KEY_ALIASES: ClassVar[Mapping[str, str]] = {"pivot_values": "values"}
 
     id_vars: Columns = Field(default_factory=list)
@@ -251,7 +263,7 @@ class TransformationPivot(OLCModel):
         return self
 
 
-class TransformationUnpivot(OLCModel):
+class TransformationUnpivot(OpParams):
     KEY_ALIASES: ClassVar[Mapping[str, str]] = {"value_cols": "value_vars"}
 
     id_vars: Columns = Field(default_factory=list)

@@ -29,6 +29,9 @@ def op_error(step: Transform, message: str, key: str | None = None, *, hint: str
     return PlanError(f"op #{step.index} ({step.op}): {message}", yaml_path=path, hint=hint)
 
 
+_INTERNAL = ("__ll_", "__lakelogic_")  # the engine's own working columns, never the user's
+
+
 def require_columns(step: Transform, frame: DataFrame, names: Iterable[str], key: str) -> None:
     """Every named column must exist (exact, case-sensitive names, SEMANTICS §5.1)."""
     present = set(frame.columns)
@@ -38,7 +41,7 @@ def require_columns(step: Transform, frame: DataFrame, names: Iterable[str], key
             step,
             f"column(s) not in the frame: {', '.join(missing)}",
             key,
-            hint=f"available columns: {', '.join(frame.columns)}",
+            hint=f"available columns: {', '.join(c for c in frame.columns if not c.startswith(_INTERNAL))}",
         )
 
 
