@@ -187,9 +187,11 @@ class CommitConflictError(CommitError):
 
 
 class SchemaEvolutionError(TableError):
-    """Batch and target schemas differ in a way the schema policy forbids."""
+    """Batch and target schemas differ in a way the schema policy forbids. ``drift`` (set by the table
+    layer when known) lists every difference, so the report can show it although nothing was written."""
 
     error_type = "schema_evolution"
+    drift: object = None
 
 
 class MergeKeyError(TableError):

@@ -163,3 +163,38 @@ def test_write_side_drift_is_recorded_for_the_report(spark: Any, make_target: Ma
     drift = report.schema_drift
     assert (drift.unknown_fields, drift.missing_fields) == (["fresh"], ["z"])
     assert [c["column"] for c in drift.type_changes] == ["x"]
+
+
+def test_a_refused_evolution_still_reports_the_drift(spark: Any, tmp_path: Any) -> None:
+    """§7.1: drift is always in the report, also when the policy refuses it and nothing is written."""
+    from lakelogic import DataProcessor
+
+    target = str(tmp_path / "t")
+
+    def doc(fields: list[dict[str, str]], **policy: str) -> dict[str, Any]:
+        return {
+            "version": "1.0.0",
+            "info": {"title": "Evolving"},
+            "model": {"fields": fields},
+            "schema_policy": policy,
+            "materialization": {"strategy": "append", "format": "delta"},
+        }
+
+    first = DataProcessor(
+        doc([{"name": "id", "type": "integer"}, {"name": "v", "type": "bigint"}]), spark=spark
+    )
+    assert (
+        first.run(
+            spark.createDataFrame([(1, 1)], "id int, v bigint"), materialize=True, target=target
+        ).report.error
+        is None
+    )
+    second = DataProcessor(
+        doc([{"name": "id", "type": "integer"}, {"name": "y", "type": "integer"}], evolution="strict"),
+        spark=spark,
+    )
+    result = second.run(spark.createDataFrame([(2, 5)], "id int, y int"), materialize=True, target=target)
+    assert result.report.status == "failed" and result.report.error is not None
+    assert result.report.error.type == "schema_evolution"
+    drift = result.report.schema_drift
+    assert (drift.unknown_fields, drift.missing_fields) == (["y"], ["v"])

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lakelogic.errors import SchemaEvolutionError
 from lakelogic.plan.access import opt
 from lakelogic.plan.steps import CheckDataset, ExternalLogic, Materialize, masked_columns
 from lakelogic.report import MaterializationInfo
@@ -78,6 +79,7 @@ def materialize_run(
     Returns the report's materialization block (also stored on ``report``). ``reprocess`` defaults to
     ``report.window.label == 'reprocess'``.
     """
+    from lakelogic.tables.spark_evolution import WriteDrift
     from lakelogic.tables.spark_write import write_frame
 
     step = _materialize_step(plan)
@@ -105,7 +107,12 @@ def materialize_run(
         )
     else:
         began = time.perf_counter()
-        outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
+        try:
+            outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)
+        except SchemaEvolutionError as exc:
+            if isinstance(exc.drift, WriteDrift):
+                _add_drift(report, exc.drift.added, exc.drift.missing, exc.drift.type_changes)
+            raise
         report.add_seconds("write_target", time.perf_counter() - began)
         report.warnings.extend(outcome.warnings)
         _report_write_drift(report, outcome)
@@ -147,18 +154,18 @@ def _code_writes_output(plan: Any) -> bool:
 
 
 def _report_write_drift(report: RunReport, outcome: WriteOutcome) -> None:
+    _add_drift(report, outcome.added_columns, outcome.missing_columns, outcome.type_changes)
+
+
+def _add_drift(
+    report: RunReport, added: list[str], missing: list[str], type_changes: list[dict[str, str]]
+) -> None:
     """Write-side drift joins the read side's in ``report.schema_drift`` (SEMANTICS §7.1: drift is always
     in the report): columns new to the target count as unknown, target columns the batch lacks as missing."""
     drift = report.schema_drift
-    drift.unknown_fields = [
-        *drift.unknown_fields,
-        *(c for c in outcome.added_columns if c not in drift.unknown_fields),
-    ]
-    drift.missing_fields = [
-        *drift.missing_fields,
-        *(c for c in outcome.missing_columns if c not in drift.missing_fields),
-    ]
-    drift.type_changes = [*drift.type_changes, *outcome.type_changes]
+    drift.unknown_fields = [*drift.unknown_fields, *(c for c in added if c not in drift.unknown_fields)]
+    drift.missing_fields = [*drift.missing_fields, *(c for c in missing if c not in drift.missing_fields)]
+    drift.type_changes = [*drift.type_changes, *type_changes]
 
 
 def _keys_proven_unique(plan: Any, report: RunReport, keys: tuple[str, ...]) -> bool:

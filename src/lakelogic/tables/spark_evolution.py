@@ -37,6 +37,13 @@ TYPE_STRICT_POLICIES = ("strict", "append")
 
 
 @dataclass
+class WriteDrift:
+    added: list[str]
+    missing: list[str]
+    type_changes: list[dict[str, str]]
+
+
+@dataclass
 class EvolutionPlan:
     """What the write must do to the target schema and the batch."""
 
@@ -91,7 +98,38 @@ def _refuse(column: str, target: DataType, batch: DataType, policy: str) -> Sche
 def plan_evolution(
     target: StructType | None, batch: StructType, *, policy: str, strategy: str
 ) -> EvolutionPlan:
-    """Compare schemas and decide additions, widenings, casts and missing columns, or refuse."""
+    """Compare schemas and decide additions, widenings, casts and missing columns, or refuse. A refusal
+    carries the whole drift (``SchemaEvolutionError.drift``): the report shows it either way (§7.1)."""
+    try:
+        return _plan_evolution(target, batch, policy=policy, strategy=strategy)
+    except SchemaEvolutionError as exc:
+        if target is not None:
+            exc.drift = schema_drift(target, batch)
+        raise
+
+
+def schema_drift(target: StructType, batch: StructType) -> WriteDrift:
+    """Every difference between a target and a batch schema, as the report lists it."""
+    target_types = {f.name: f.dataType for f in target.fields}
+    return WriteDrift(
+        added=[f.name for f in batch.fields if f.name not in target_types],
+        missing=[n for n in target.fieldNames() if n not in batch.fieldNames()],
+        type_changes=[
+            {
+                "column": f.name,
+                "target_type": target_types[f.name].simpleString(),
+                "batch_type": f.dataType.simpleString(),
+                "change": "refused",
+            }
+            for f in batch.fields
+            if f.name in target_types and not same_type(f.dataType, target_types[f.name])
+        ],
+    )
+
+
+def _plan_evolution(
+    target: StructType | None, batch: StructType, *, policy: str, strategy: str
+) -> EvolutionPlan:
     plan = EvolutionPlan()
     if target is None:
         return plan
