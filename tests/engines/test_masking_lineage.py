@@ -56,6 +56,14 @@ def test_masking_strategies(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None
         f"SELECT CAST(aes_decrypt(unbase64('{cipher}'), unbase64('{KEY}'), 'GCM') AS STRING) d"
     ).first()["d"]
     assert decrypted == "4111"
+    from typer.testing import CliRunner
+
+    from lakelogic.cli.main import app
+
+    cli = CliRunner().invoke(app, ["decrypt", g["card"], "enc:AAAA", "plain"])  # §5.4 `lakelogic decrypt`
+    assert cli.exit_code == 1
+    assert cli.stdout.splitlines() == ["4111"]
+    assert "'enc:AAAA' is too short" in cli.stderr and "'plain' is not an encrypted value" in cli.stderr
     b = bad.collect()[0]  # quarantined rows are masked too
     assert b["email"] == "b***@x.org" and b["phone"] is None and b["note"] is None
     assert b["ssn"] == hashlib.sha256(b"pepper999").hexdigest()

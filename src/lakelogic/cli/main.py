@@ -6,6 +6,7 @@ import typer
 
 from lakelogic.cli import (
     dag_cmd,
+    decrypt_cmd,
     plan_cmd,
     registry_cmd,
     reset_cmd,
@@ -23,7 +24,17 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (validate_cmd, plan_cmd, run_cmd, table_cmd, runs_cmd, registry_cmd, dag_cmd, reset_cmd):
+for module in (
+    validate_cmd,
+    plan_cmd,
+    run_cmd,
+    table_cmd,
+    runs_cmd,
+    registry_cmd,
+    dag_cmd,
+    reset_cmd,
+    decrypt_cmd,
+):
     module.register(app)
 
 

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 from collections.abc import Sequence
@@ -15,6 +13,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lakelogic.engines.pii import pii_key
 from lakelogic.errors import ContractError, EngineError
 from lakelogic.plan.sqlutil import quote_ident, sql_string
 from lakelogic.plan.steps import FieldSpec
@@ -110,29 +109,10 @@ def _render_template(template: str, source: str, text: str) -> str:
 
 
 def _encrypt_key(spec: FieldSpec) -> bytes:
-    ref = spec.pii_vault
-    env_name = "LAKELOGIC_PII_KEY"
-    if ref:
-        if ref.startswith("env://") or ref.startswith("env:"):
-            env_name = ref.split(":", 1)[1].lstrip("/")
-        else:
-            raise EngineError(
-                f"model.fields[{spec.name}].pii_vault: {ref!r} cannot be resolved on this runtime",
-                hint="use env://NAME with a base64 32-byte key, or set LAKELOGIC_PII_KEY",
-            )
-    value = os.environ.get(env_name)
-    if not value:
-        raise EngineError(
-            f"encryption key for field {spec.name!r} is missing ({env_name} is not set); nothing was written",
-            hint="set a base64-encoded 32-byte AES key",
-        )
     try:
-        key = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise EngineError(f"{env_name} is not valid base64") from exc
-    if len(key) != 32:
-        raise EngineError(f"{env_name} must decode to 32 bytes (AES-256), got {len(key)}")
-    return key
+        return pii_key(spec.pii_vault, field=spec.name)
+    except EngineError as exc:
+        raise EngineError(f"{exc.message}; nothing was written", hint=exc.hint) from None
 
 
 def _encrypt_sql(text: str, spec: FieldSpec) -> str:
