@@ -116,6 +116,8 @@ def test_partition_folders_give_columns_and_a_mixed_layout_loses_no_file(spark: 
     for day, ids in (("1", [1, 2]), ("2", [3])):
         (root / f"day={day}").mkdir(parents=True)
         (root / f"day={day}" / "part.jsonl").write_text("".join(f'{{"id": {i}}}\n' for i in ids))
+    (root / "_temporary" / "0").mkdir(parents=True)  # a writer's leftovers: never data
+    (root / "_temporary" / "0" / "part.jsonl").write_text('{"id": 99}\n')
     fields = [{"name": "id", "type": "integer"}]
     uniform = DataProcessor(
         contract(fields, source={"type": "landing", "path": str(root), "format": "json"}), spark=spark

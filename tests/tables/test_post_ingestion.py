@@ -92,6 +92,42 @@ def test_a_failed_cleanup_is_a_warning_or_fails_the_committed_run(
     else:
         assert result.report.status == "succeeded"
         assert any(
-            w.startswith("cleanup_failed: post_ingestion archive failed for 2 of 2")
+            w.startswith("cleanup_failed: post_ingestion archive failed for 2 file(s)")
             for w in result.report.warnings
         )
+
+
+def test_only_files_whose_rows_were_all_taken_are_cleaned(spark: Any, tmp_path: Path) -> None:
+    """Partition filters narrow the files to clean; a watermark window (rows of a file left for later
+    windows) cleans nothing, with a warning. The archive may not sit inside the source folder."""
+    import datetime as dt
+
+    from lakelogic import DataProcessor
+    from lakelogic.errors import PlanError
+
+    landing = tmp_path / "landing"
+    for region, day in (("EU", "2024-03-01"), ("US", "2024-03-02")):
+        (landing / f"region={region}").mkdir(parents=True)
+        (landing / f"region={region}" / "part.json").write_text(json.dumps({"id": 1, "day": day}) + "\n")
+    doc = _contract(landing, action="delete")
+    doc["model"]["fields"] += [{"name": "day", "type": "date"}, {"name": "region", "type": "string"}]
+    doc["source"]["partition_filters"] = {"region": "EU"}
+    result = DataProcessor(doc, spark=spark).run(materialize=True, target=str(tmp_path / "t1"))
+    assert result.report.status == "succeeded", result.report.error
+    assert sorted(str(p.relative_to(landing)) for p in landing.rglob("*.json")) == ["region=US/part.json"]
+
+    windowed = _contract(landing, action="delete")
+    windowed["model"]["fields"] += [{"name": "day", "type": "date"}]
+    windowed["source"] |= {"load_mode": "incremental", "watermark_field": "day"}
+    window = {"start": dt.datetime(2024, 3, 2), "end": dt.datetime(2024, 3, 3), "label": "window"}
+    kept = DataProcessor(windowed, spark=spark).run(
+        materialize=True, target=str(tmp_path / "t2"), window=window
+    )
+    assert kept.report.error is None and (landing / "region=US" / "part.json").exists()
+    assert any(
+        w.startswith("post_ingestion skipped: the run read only the rows") for w in kept.report.warnings
+    )
+
+    inside = _contract(landing, action="archive", archive_path=str(landing / "done"))
+    with pytest.raises(PlanError, match="is inside the source location"):
+        DataProcessor(inside, spark=spark).plan  # noqa: B018

@@ -34,9 +34,12 @@ class OpParams(OLCModel):
     @model_validator(mode="before")
     @classmethod
     def _null_is_default(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
+        if not isinstance(data, Mapping):
+            return data
+        known = {f.alias or name for name, f in cls.model_fields.items()} | set(cls.model_fields)
+        known |= set(getattr(cls, "KEY_ALIASES", {}))
+        # an unknown key stays, null or not, so its typo is still reported
+        return {k: v for k, v in data.items() if v is not None or k not in known}
 
 
 class TransformationRename(OpParams):

@@ -23,6 +23,7 @@ from lakelogic.plan.slos import compile_slos
 from lakelogic.plan.steps import (
     AddLineage,
     CheckDataset,
+    CleanupSource,
     DatasetRule,
     EvaluateSlos,
     FieldSpec,
@@ -54,6 +55,7 @@ class _Compiled:
     dataset_rules: tuple[DatasetRule, ...]
     lineage: AddLineage | None
     slos: EvaluateSlos | None = None
+    cleanup: CleanupSource | None = None
 
 
 def compile_contract(
@@ -151,8 +153,11 @@ def _compile_parts(
     )
     no_slos: EvaluateSlos | None = None
     slos = problems.attempt(partial(compile_slos, contract), no_slos)
+    no_cleanup: CleanupSource | None = None
+    cleanup = problems.attempt(partial(io_steps.cleanup_source, contract), no_cleanup)
     return _Compiled(
         slos=slos,
+        cleanup=cleanup,
         fields=fields,
         transforms=tuple(transforms),
         links=links,
@@ -177,11 +182,7 @@ def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: 
     if opt(contract, "external_logic") is not None:
         steps.append(io_steps.external_logic(contract, engine=engine, override_engine=override_engine))
     steps.extend(t for t in parts.transforms if t.phase == Phase.PRE)
-    post_created = parts.post_only
-    if any(t.op in _OPAQUE_OPS and t.phase == Phase.POST for t in parts.transforms):
-        # a post `sql` (pivot, ...) may create any optional model column: not NULL-filled at step 5
-        post_created = parts.post_only | {f.name for f in parts.fields if not f.required}
-    steps.append(shape_steps.enforce_schema(contract, parts.fields, post_created))
+    steps.append(shape_steps.enforce_schema(contract, parts.fields, parts.post_only))
     steps.append(_validate(parts.row_rules, Phase.PRE))
     steps.append(
         Split(
@@ -204,8 +205,7 @@ def _assemble(contract: Any, parts: _Compiled, *, engine: str, override_engine: 
     steps.append(parts.lineage)
     if opt(contract, "materialization") is not None:
         steps.append(io_steps.materialize(contract))
-    if opt(contract, "source") is not None:
-        steps.append(io_steps.cleanup_source(contract))
+    steps.append(parts.cleanup)
     steps.append(parts.slos)
     return tuple(s for s in steps if s is not None)
 

@@ -222,19 +222,36 @@ def cleanup_source(contract: Any) -> CleanupSource | None:
         "source.post_ingestion" if opt(source, "post_ingestion") is not None else "server.post_ingestion"
     )
     path = opt(source, "path")
-    if str(text(opt(source, "type"))) not in _FILE_SOURCE_TYPES or path is None:
+    if str(text(opt(source, "type"))) not in _FILE_SOURCE_TYPES:
         raise PlanError(
-            "post_ingestion cleans up files, so it needs a file source (type landing or sftp with a path)",
+            "post_ingestion cleans up files, so it needs a file source (type landing or sftp)",
             yaml_path=yaml_path,
         )
-    archive = opt(settings, "archive_path")
+    root = resolve_local(contract, str(path)) if path is not None else None  # else: the path run() gets
+    archive = (
+        resolve_local(contract, str(opt(settings, "archive_path"))) if opt(settings, "archive_path") else None
+    )
+    if archive is not None and root is not None and _inside(archive, root):
+        raise PlanError(
+            f"archive_path {archive} is inside the source location {root}: "
+            "archived files would be read again",
+            yaml_path=f"{yaml_path}.archive_path",
+        )
     return CleanupSource(
         yaml_path=yaml_path,
         action="delete" if action == "delete" else "archive",
-        root=resolve_local(contract, str(path)),
-        archive_path=resolve_local(contract, str(archive)) if archive else None,
+        root=root,
+        archive_path=archive,
         blocking=bool(opt(settings, "cleanup_is_blocking", False)),
     )
+
+
+def _inside(path: str, root: str) -> bool:
+    if "://" in path or "://" in root:
+        return path.rstrip("/").startswith(root.rstrip("/") + "/")
+    base = root[: min((root.index(c) for c in "*?[" if c in root), default=len(root))]
+    base_path = Path(base if base.endswith("/") or not Path(base).suffix else os.path.dirname(base))
+    return Path(path) == base_path or base_path in Path(path).parents
 
 
 def materialize(contract: Any) -> Materialize:

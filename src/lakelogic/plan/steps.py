@@ -291,7 +291,7 @@ class CleanupSource(Step):
     run (its data stays committed) instead of adding a warning."""
 
     action: Literal["delete", "archive"]
-    root: str
+    root: str | None  # None: the location given to run() instead of source.path
     archive_path: str | None = None
     blocking: bool = False
 

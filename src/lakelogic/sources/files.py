@@ -137,8 +137,11 @@ def resolve_path(path: str, base_dir: Path | None) -> str:
     return str(candidate)
 
 
-def _visible(p: Path) -> bool:
-    return not any(part.startswith((".", "_")) for part in p.name.split("/"))
+def _visible(p: Path, root: Path | None = None) -> bool:
+    """Not hidden: no ``.``/``_`` name, and under a directory root no such folder either (``_temporary/``,
+    ``.hive-staging``: a writer's leftovers, never data)."""
+    parts = p.relative_to(root).parts if root is not None and root in p.parents else (p.name,)
+    return not any(part.startswith((".", "_")) for part in parts)
 
 
 def list_local_files(path: str, pattern: str | None) -> tuple[list[str], str | None]:
@@ -155,7 +158,8 @@ def list_local_files(path: str, pattern: str | None) -> tuple[list[str], str | N
             raise SourceError(f"source path does not exist: {path}")
         found = list(root.glob(pattern)) if pattern else list(root.rglob("*"))
         base = str(root)
-    files = sorted(str(p) for p in found if p.is_file() and _visible(p))
+    root_dir = Path(base) if base is not None else None
+    files = sorted(str(p) for p in found if p.is_file() and _visible(p, root_dir))
     if has_glob and pattern:
         files = sorted({str(q) for f in files for q in [Path(f)] if q.match(pattern)})
     if base is not None and not _consistent_partitions(files, Path(base)):

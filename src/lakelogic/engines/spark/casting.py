@@ -240,7 +240,14 @@ def _fraction_digits(t: str) -> str:
     mantissa = f"CASE WHEN {exp_at} > 0 THEN substring({t}, 1, {exp_at} - 1) ELSE {t} END"
     exponent = f"CASE WHEN {exp_at} > 0 THEN try_cast(substring({t}, {exp_at} + 1) AS INT) ELSE 0 END"
     fraction = f"CASE WHEN contains({mantissa}, '.') THEN substring_index({mantissa}, '.', -1) ELSE '' END"
-    return f"(length(TRIM(TRAILING '0' FROM {fraction})) - {exponent})"
+    # value = digits x 10^(exponent - len(fraction)); trailing zeros of all the digits (integer part
+    # included: "1230e-3" is 1.23) lower what the fraction needs
+    digits = f"replace(replace(replace({mantissa}, '.', ''), '-', ''), '+', '')"
+    significant = f"TRIM(TRAILING '0' FROM {digits})"
+    zeros = f"(length({digits}) - length({significant}))"
+    # all zeros is 0 at any scale; a malformed exponent stays NULL (no number)
+    needed = f"length({fraction}) - {zeros} - {exponent}"
+    return f"(CASE WHEN {significant} = '' THEN 0 * {exponent} ELSE {needed} END)"
 
 
 def _text_to_double(t: str) -> str:

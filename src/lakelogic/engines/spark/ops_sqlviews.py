@@ -112,7 +112,19 @@ def run_query(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFr
     names, views = _bindings(step, ctx, node, frame)
     bound = bind_tables(node, names).sql(dialect="spark")
     with _views(ctx, views):
-        return ctx.spark.sql(bound)
+        return _last_of_each_name(ctx.spark.sql(bound))
+
+
+def _last_of_each_name(frame: DataFrame) -> DataFrame:
+    """§9.1: an op writing an output column replaces a same-named column in place. ``SELECT *, x AS c``
+    over a frame that has ``c`` (e.g. a model column NULL-filled at step 5) yields ``c`` twice: the
+    later one wins, at the earlier one's position."""
+    names = frame.columns
+    if len(set(names)) == len(names):
+        return frame
+    positional = frame.toDF(*[f"__ll_sql_out_{i}" for i in range(len(names))])
+    last = {name: i for i, name in enumerate(names)}
+    return positional.select(*[F.col(f"__ll_sql_out_{last[n]}").alias(n) for n in dict.fromkeys(names)])
 
 
 @contextmanager

@@ -282,7 +282,10 @@ def _run(
     cleanups = plan.of_kind(CleanupSource)
     if cleanups and request.materialize and report.materialization is not None:
         with progress.stage("lifecycle"):
-            _post_ingestion(report, cleanups[0], executor.files_read, request.run_id)
+            windowed = ctx.source_window_state is not None and (
+                ctx.source_window_state.decision.row_window is not None
+            )
+            _post_ingestion(report, cleanups[0], executor.files_read, request.run_id, rows_windowed=windowed)
 
 
 def _service_levels(
@@ -306,9 +309,12 @@ def _service_levels(
             return _target_frame(spark, contract, request)
         return good
 
+    def history(name: str, since: datetime) -> list[str] | None:
+        return _run_history(getattr(contract, "metadata", None), name, since)
+
     with progress.stage("slo"):
         report.service_levels = evaluate_slos(
-            steps[0], published=published, batch=good, report=report, as_of=as_of, history=_run_history
+            steps[0], published=published, batch=good, report=report, as_of=as_of, history=history
         )
 
 
@@ -320,37 +326,57 @@ def _target_frame(spark: SparkSession, contract: Any, request: RunRequest) -> Da
     return adapter.read() if adapter.exists() else None
 
 
-def _run_history(contract: str, since: datetime) -> list[str] | None:
-    """Statuses of the contract's runs since ``since`` in the default run log (None: no run log yet)."""
-    from lakelogic.runlog import open_store
+def _run_history(metadata: Any, contract: str, since: datetime) -> list[str] | None:
+    """Statuses of the contract's runs since ``since`` in the run log it records to (None: no run log
+    yet); resets and skipped runs are no runs."""
+    from lakelogic.runlog import store_for_metadata
 
-    store = open_store()
+    store = store_for_metadata(metadata if isinstance(metadata, dict) else None)
     if not store.exists():
         return None
     rows = store.query(contract=contract)
-    return [str(r["status"]) for r in rows if r.get("started_at") is None or r["started_at"] >= since]
+    return [
+        str(r["status"])
+        for r in rows
+        if str(r["status"]) not in ("reset", "skipped")
+        and (r.get("started_at") is None or r["started_at"] >= since)
+    ]
 
 
-def _post_ingestion(report: RunReport, step: CleanupSource, files: list[str], run_id: str) -> None:
+def _post_ingestion(
+    report: RunReport, step: CleanupSource, files: list[str], run_id: str, *, rows_windowed: bool
+) -> None:
     """§17, after every commit: delete or archive the files this run read. A failure fails the run when
-    the contract says the cleanup is blocking (the data stays committed), else it is a warning."""
-    from lakelogic.sources.lifecycle import clean_up_files
+    the contract says the cleanup is blocking (the data stays committed), else it is a warning.
 
-    if not files:
+    ``rows_windowed``: the run took only some rows of its files (a watermark window); removing the
+    files would lose the others, so nothing is cleaned and a warning says why."""
+    from lakelogic.sources.lifecycle import CleanupResult, clean_up_files
+
+    location = report.source.path or step.root or ""
+    if rows_windowed:
+        report.warnings.append(
+            "post_ingestion skipped: the run read only the rows of its watermark window, "
+            "so its files still hold rows for later windows"
+        )
         return
-    result = clean_up_files(
-        files,
-        action=step.action,
-        root=report.source.path or step.root,
-        archive_path=step.archive_path,
-        run_id=run_id,
-    )
+    if "://" in location and not location.startswith("file:"):
+        result = CleanupResult(failures=[f"{location}: object-store sources are not cleaned up"])
+    elif not files:
+        return
+    else:
+        result = clean_up_files(
+            files, action=step.action, root=location, archive_path=step.archive_path, run_id=run_id
+        )
+    if result.done:
+        report.warnings.append(
+            f"post_ingestion: {len(result.done)} source file(s) {step.action}d; the result's good/bad "
+            "frames were read from them and cannot be read again (read the target instead)"
+        )
     if not result.failures:
         return
     shown = "; ".join(result.failures[:5]) + (" ..." if len(result.failures) > 5 else "")
-    message = (
-        f"post_ingestion {step.action} failed for {len(result.failures)} of {len(files)} file(s): {shown}"
-    )
+    message = f"post_ingestion {step.action} failed for {len(result.failures)} file(s): {shown}"
     if step.blocking:
         raise CleanupFailedError(message + " (the run's data is committed)")
     report.warnings.append(f"cleanup_failed: {message}")

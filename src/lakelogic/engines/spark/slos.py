@@ -41,20 +41,23 @@ def evaluate_slos(
     fetched = False
     results = []
     for objective in step.objectives:
-        if objective.objective == "availability" and objective.field is None:
-            results.append(_run_availability(objective, report, as_of, history))
-            continue
-        if objective.objective == "row_count":
-            counted = _row_count(objective, report)
-            if counted is not None:
-                results.append(counted)
+        try:
+            if objective.objective == "availability" and objective.field is None:
+                results.append(_run_availability(objective, report, as_of, history))
                 continue
-        if not fetched:
-            frame, fetched = published(), True
-        if objective.objective == "row_count":
-            results.append(_rows_for_batch_values(objective, frame, batch, report))
-        else:
-            results.append(_measured(objective, frame, report, as_of))
+            if objective.objective == "row_count":
+                counted = _row_count(objective, report)
+                if counted is not None:
+                    results.append(counted)
+                    continue
+            if not fetched:
+                frame, fetched = published(), True
+            if objective.objective == "row_count":
+                results.append(_rows_for_batch_values(objective, frame, batch, report))
+            else:
+                results.append(_measured(objective, frame, report, as_of))
+        except Exception as exc:  # noqa: BLE001 - monitoring must not fail a committed run; reported
+            results.append(_unmeasured(objective, report, f"{type(exc).__name__}: {exc}".splitlines()[0]))
     return results
 
 
@@ -77,22 +80,18 @@ def _measured(
         return _unmeasured(o, report, f"column {field!r} is not in the published data")
     column = F.col(quote_ident(field))
     if o.objective == "freshness":
-        row = frame.agg(F.max(column.cast("timestamp")).alias("latest")).first()
+        # epoch microseconds: PySpark would hand a timestamp back in the driver's local zone
+        row = frame.agg(F.unix_micros(F.max(column.cast("timestamp"))).alias("latest")).first()
         latest = row["latest"] if row is not None else None
         if latest is None:  # no rows: nothing is fresh
             return _result(o, False, None, o.threshold)
-        age = (as_of.replace(tzinfo=None) - _naive_utc(latest)).total_seconds()
+        age = as_of.timestamp() - latest / 1_000_000
         return _result(o, age <= (o.threshold or 0), round(age, 3), o.threshold)
     row = frame.agg(F.count(column).alias("present"), F.count(F.lit(1)).alias("rows")).first()
     if row is None or not row["rows"]:
         return _unmeasured(o, report, "no rows to measure")
     share = row["present"] / row["rows"]
     return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)
-
-
-def _naive_utc(value: datetime) -> datetime:
-    # the session runs in UTC (§0): Spark hands timestamps back as naive UTC wall times
-    return value.replace(tzinfo=None)
 
 
 def _row_count(o: SloObjective, report: RunReport) -> ServiceLevelResult | None:
@@ -142,6 +141,8 @@ def _run_availability(
         earlier = history(report.contract, as_of - timedelta(days=HISTORY_DAYS)) if history else None
     except LakeLogicError as exc:
         return _unmeasured(o, report, f"the run log could not be read: {exc.message}")
-    statuses = [*(earlier or []), str(report.status)]
+    if earlier is None:
+        return _unmeasured(o, report, "no run log to read the contract's run history from")
+    statuses = [*earlier, str(report.status)]
     share = sum(s in AVAILABLE_STATUSES for s in statuses) / len(statuses)
     return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)

@@ -53,7 +53,18 @@ def read_plan_source(
         and not isinstance(source, DataFrame)
     ):
         outcome.frame = _partition_filtered(outcome.frame, step.partition_filters)
+        # the run takes only the filtered partitions' files (what §17 cleanup may touch)
+        outcome.files_read = [f for f in outcome.files_read if _in_partitions(f, step.partition_filters)]
     return outcome
+
+
+def _in_partitions(path: str, filters: Mapping[str, Any]) -> bool:
+    folders = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
+    for column, value in filters.items():
+        wanted = [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+        if folders.get(column) not in wanted:
+            return False
+    return True
 
 
 def _partition_filtered(frame: DataFrame, filters: Mapping[str, Any]) -> DataFrame:
