@@ -149,7 +149,8 @@ def test_json_extract_paths_and_cast(spark: Any) -> None:
     ctx = make_ctx(spark)
     doc = '{"lat": 1.5, "name": "n", "a": [10, {"b": true}], "k.x": "dot", "o": {"p": 1}, "nil": null}'
     df = spark.createDataFrame(
-        [(1, doc), (2, "not json"), (3, None), (4, '{"lat": "abc"}')], "id int, j string"
+        [(1, doc), (2, "not json"), (3, None), (4, '{"lat": "abc"}'), (5, '{"lat": 1} trailing')],
+        "id int, j string",
     )
     out = run(
         df,
@@ -169,6 +170,7 @@ def test_json_extract_paths_and_cast(spark: Any) -> None:
     assert (got[0]["dot"], got[0]["name"], got[0]["missing"], got[0]["nil"]) == ("dot", "n", None, None)
     assert all(got[i][c] is None for i in (1, 2) for c in ("lat", "second", "name"))
     assert got[3]["lat"] is None  # "abc" does not cast: NULL, not an error
+    assert got[4]["lat"] is None  # invalid JSON: NULL, not its first value's field
     # `cast` follows §5.3: "3.0" and 3.0 are integers, YYYYMMDD is a date, 1.234 is no decimal(5,2)
     typed = spark.createDataFrame(
         [(1, '{"n": "3.0", "m": 3.0, "d": "20240105", "x": "1.234", "a": [1, 2]}')], "id int, j string"

@@ -62,12 +62,12 @@ def test_explode_arrays_and_json_text(spark: Any) -> None:
     assert out.columns == ["id", "tags", "tag"]
     assert [(r["id"], r["tag"]) for r in rows(out, "id", "tag")] == [(1, "a"), (1, "b"), (2, None), (3, None)]
     text = spark.createDataFrame(
-        [(1, '["x",2,{"k":1}]'), (2, "[]"), (3, "oops"), (4, None)], "id int, t string"
+        [(1, '["x",2,{"k":1}]'), (2, "[]"), (3, "oops"), (4, None), (5, "[1,2] trailing")], "id int, t string"
     )
     out = run(text, ctx, {"explode": {"field": "t"}})
     assert out.columns == ["id", "t"]  # output = field: replaced in place
     got = [(r["id"], r["t"]) for r in rows(out, "id", "t")]
-    assert got == [(1, "2"), (1, "x"), (1, '{"k":1}'), (2, None), (3, None), (4, None)]
+    assert got == [(1, "2"), (1, "x"), (1, '{"k":1}'), (2, None), (3, None), (4, None), (5, None)]
     # split then explode round-trips the parts
     split = spark.createDataFrame([(1, "a,b,")], "id int, s string")
     parts = run(split, ctx, {"split": {"field": "s"}}, {"explode": {"field": "s", "output": "p"}})

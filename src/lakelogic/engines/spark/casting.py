@@ -186,16 +186,22 @@ def _to_string(x: str, source: DataType) -> str:
     return f"CAST({x} AS STRING)"
 
 
+def json_value_sql(x: str) -> str:
+    """SQL: the text ``x`` when it holds exactly one JSON value, else NULL.
+
+    Inside `[x]` one value is one element and inside `[x,0]` two. Text that is no value fails the parse
+    or gives another count; text with something after a value (`{} x`) either fails or closes the array
+    early, and then both wrappers count the same elements. (Spark's own JSON functions read the first
+    value and ignore what follows.)"""
+    return (
+        f"CASE WHEN json_array_length(concat('[', {x}, ']')) = 1 "
+        f"AND json_array_length(concat('[', {x}, ',0]')) = 2 THEN {x} END"
+    )
+
+
 def _to_json_text(x: str, source: DataType) -> str:
     if isinstance(source, StringType):
-        # Exactly one JSON value: inside `[x]` it is one element and inside `[x,0]` two. Text that is no
-        # value fails the parse or gives another count; text with something after a value (`{} x`) either
-        # fails or closes the array early, and then both wrappers count the same elements.
-        # (get_json_object(x, '$') ignored whatever followed the first value.)
-        return (
-            f"CASE WHEN json_array_length(concat('[', {x}, ']')) = 1 "
-            f"AND json_array_length(concat('[', {x}, ',0]')) = 2 THEN {x} END"
-        )
+        return json_value_sql(x)
     if isinstance(source, ArrayType | StructType | MapType):
         return f"to_json({x})"
     if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType, BooleanType)):

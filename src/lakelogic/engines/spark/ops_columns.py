@@ -22,7 +22,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from lakelogic.engines.spark.casting import strict_cast_sql
+from lakelogic.engines.spark.casting import json_value_sql, strict_cast_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     col,
@@ -198,6 +198,8 @@ def apply_json_extract(step: Transform, frame: DataFrame, ctx: SparkRunContext) 
     source_sql = quote(source)
     if isinstance(field_type(frame, source), (StructType, MapType, ArrayType)):
         source_sql = f"to_json({source_sql})"  # nested input (e.g. a JSON object read as a struct)
+    else:  # invalid JSON (trailing text included) gives NULL, not its first value's field
+        source_sql = json_value_sql(source_sql)
     value = f"get_json_object({source_sql}, {literal(_spark_json_path(tuple(p['segments'])))})"
     if p.get("cast"):
         target = parse_type(p["cast"])

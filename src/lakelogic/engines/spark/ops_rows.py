@@ -8,6 +8,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, StringType
 
+from lakelogic.engines.spark.casting import json_value_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     col,
@@ -17,6 +18,7 @@ from lakelogic.engines.spark.ops_frame import (
     op_error,
     require_columns,
 )
+from lakelogic.plan.ops_common import quote
 from lakelogic.plan.steps import Transform
 
 
@@ -55,8 +57,9 @@ def _elements(step: Transform, frame: DataFrame, field: str) -> Column:
     if isinstance(data_type, ArrayType):
         return col(field)
     if isinstance(data_type, StringType):
-        # JSON-array text (e.g. from `split`); non-string elements keep their JSON text, invalid -> NULL.
-        return F.from_json(col(field), ArrayType(StringType()))
+        # JSON-array text (e.g. from `split`); non-string elements keep their JSON text, invalid -> NULL
+        # (trailing text after the array too).
+        return F.from_json(F.expr(json_value_sql(quote(field))), ArrayType(StringType()))
     raise op_error(
         step, f"column `{field}` is {data_type.simpleString()}, not an array or JSON-array text", "field"
     )
