@@ -91,6 +91,12 @@ def test_coalesce_map_values_and_derive(spark: Any) -> None:
     # a boolean without a default: unmapped values stay as their text (no common type with "yes")
     assert [r["flag_word"] for r in got] == ["yes", "false", None]
     assert [r["id"] for r in got] == [100, 200, 300]
+    # a timestamp's text is the §5.3 ISO form
+    stamps = spark.sql(
+        "SELECT TIMESTAMP'2024-01-05 10:00:00' AS t UNION ALL SELECT TIMESTAMP'2024-01-06 00:00:00'"
+    )
+    mapped = run(stamps, ctx, {"map_values": {"field": "t", "mapping": {"2024-01-05T10:00:00Z": "open"}}})
+    assert sorted(r["t"] for r in rows(mapped)) == ["2024-01-06T00:00:00Z", "open"]
 
 
 def test_rename_select_drop_filter(spark: Any) -> None:
