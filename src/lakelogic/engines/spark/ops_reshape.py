@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (
     DataType,
     DateType,
+    LongType,
     NumericType,
     TimestampType,
 )
@@ -120,7 +121,9 @@ def apply_pivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Data
             name = pivot_column_name(p["name_template"], texts, alias, value_col, agg, separator)
             cell = _AGGREGATES[agg](F.when(matches, col(value_col)))
             if p.get("fill_value") is not None:
-                cell = with_default(cell, field_type(frame, value_col), p["fill_value"])
+                # count/sum/avg give numbers whatever the value column holds; first/last/min/max its type
+                cell_type = LongType() if agg in ("count", "sum", "avg") else field_type(frame, value_col)
+                cell = with_default(cell, cell_type, p["fill_value"])
             cells.append(cell.alias(name))
             names.append(name)
     clashes = sorted({n for n in [*id_vars, *names] if [*id_vars, *names].count(n) > 1})
