@@ -122,9 +122,5 @@ def _membership_probe(
     probe = ReferenceProbe(
         column=column, link=link, key=(key.name,), frame_expr=(to_spark(subject),), sql_in_semantics=True
     )
-    # IN yields NULL for a NULL subject; keep that so the rule fails exactly as the SQL would.
-    replacement = exp.Case(
-        ifs=[exp.If(this=exp.Is(this=subject.copy(), expression=exp.Null()), true=exp.Null())],
-        default=exp.column(column),
-    )
-    return probe, exp.Paren(this=replacement)
+    # The engine computes the probe with SQL's three-valued IN (NULL subject, NULL keys in the link).
+    return probe, exp.column(column)

@@ -8,6 +8,7 @@ predicate over the probe column inside the phase projection. Reference tables ar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -65,13 +66,22 @@ def _membership_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) 
     joined = frame.join(F.broadcast(keys), _join_condition(probe, aliases), "left")
     if not probe.sql_in_semantics:
         return joined.withColumn(probe.column, F.coalesce(F.col(hit), F.lit(False))).drop(hit, *aliases)
-    # One row: does the link's key hold a NULL? Then a value it does not match is unknown, not absent.
-    has_null = f"__ll_null_{probe.column}"
+    # SQL's `x IN (SELECT k FROM link)`: TRUE on a match; otherwise NULL when x is NULL or the link's
+    # key holds a NULL, unless the link is empty (then FALSE). One summary row of the link decides.
+    has_null, has_rows = f"__ll_null_{probe.column}", f"__ll_rows_{probe.column}"
     null_key = " OR ".join(f"{quote_ident(k)} IS NULL" for k in probe.key)
-    flag = link.selectExpr(f"coalesce(max({null_key}), false) AS {has_null}")
-    joined = joined.crossJoin(F.broadcast(flag))
-    value = F.when(F.col(hit), F.lit(True)).when(F.col(has_null), F.lit(None)).otherwise(F.lit(False))
-    return joined.withColumn(probe.column, value).drop(hit, has_null, *aliases)
+    summary = link.selectExpr(
+        f"coalesce(max({null_key}), false) AS {has_null}", f"count(1) > 0 AS {has_rows}"
+    )
+    joined = joined.crossJoin(F.broadcast(summary))
+    subject_null = reduce(lambda a, b: a | b, (F.expr(e).isNull() for e in probe.frame_expr))
+    value = (
+        F.when(F.col(hit), F.lit(True))
+        .when(~F.col(has_rows), F.lit(False))
+        .when(subject_null | F.col(has_null), F.lit(None))
+        .otherwise(F.lit(False))
+    )
+    return joined.withColumn(probe.column, value).drop(hit, has_null, has_rows, *aliases)
 
 
 def _window_probe(frame: DataFrame, probe: ReferenceProbe, link: DataFrame) -> DataFrame:
