@@ -134,3 +134,23 @@ def test_partition_folders_give_columns_and_a_mixed_layout_loses_no_file(spark: 
     result = mixed.run()
     assert sorted(r[0] for r in rows_of(result.good, "id")) == [1, 2, 3, 4]
     assert result.report.counts.source == 4
+
+
+@pytest.mark.parametrize("multiline", [False, True])
+def test_a_json_source_with_only_malformed_records_quarantines_them(
+    spark: Any, tmp_path: Path, multiline: bool
+) -> None:
+    """§3.3: every unparseable record is a quarantined row counted in `source`, also when no record at
+    all parses (Spark then infers nothing but its corrupt-record column and refuses to query it)."""
+    path = tmp_path / ("f.json" if multiline else "f.jsonl")
+    path.write_text('[{"id": 1}, {"id": 2,' if multiline else 'not json\n\n{"id":\n')
+    fields = [{"name": "id", "type": "integer", "required": True}, {"name": "name", "type": "string"}]
+    source = {"type": "landing", "path": str(path), "format": "json" if multiline else "jsonl"}
+    if multiline:
+        source["options"] = {"multiline": True}
+    result = DataProcessor(contract(fields, source=source), spark=spark).run()
+    assert result.report.error is None, result.report.error
+    counts = result.report.counts
+    assert (counts.source, counts.good, counts.quarantined) == ((1, 0, 1) if multiline else (2, 0, 2))
+    errors = [r["_lakelogic_errors"][0] for r in result.bad.collect()]
+    assert all(e.startswith("Rule failed: malformed_record") for e in errors)

@@ -337,3 +337,25 @@ def test_standalone_bounds_of_lookback_and_date_range(spark: Any) -> None:
         and driver_only.start is None
         and driver_only.reason == "strategy_needs_driver"
     )
+
+
+@pytest.mark.spark
+def test_a_bounded_window_keeps_malformed_records(spark: Any, tmp_path: Path) -> None:
+    """§3.3: a malformed record is quarantined, never dropped: a row window cannot place it (its
+    watermark cannot be read), so every window that reads its file quarantines it."""
+    from lakelogic.api import DataProcessor
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "all.jsonl").write_text(
+        '{"id": 1, "updated_at": "2024-03-01"}\n'
+        '{"id": 2, "updated_at": "2024-03-02"}\n'
+        '{"id": 3, "updated_at":\n'
+    )
+    doc = _contract(landing, tmp_path / "unused", watermark_field="updated_at", format="jsonl")
+    window = ReadWindow("incremental", datetime(2024, 3, 2, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+    result = DataProcessor(doc, spark=spark).run(window=window)
+    assert result.report.error is None, result.report.error
+    counts = result.report.counts
+    assert (counts.source, counts.good, counts.quarantined) == (2, 1, 1)
+    assert result.bad.collect()[0]["_lakelogic_errors"][0].startswith("Rule failed: malformed_record")

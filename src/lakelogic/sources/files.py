@@ -273,6 +273,8 @@ def _read(
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         json_opts = _json_options(spark, options)
         frame = reader.options(**json_opts).options(**engine_options).json(list(files))
+        if frame.columns == [CORRUPT_COLUMN]:
+            return _all_malformed_json(spark, files, json_opts, headerless_names)
         return frame if frame.columns else None
     if family in ("parquet", "orc", "avro"):
         try:
@@ -285,6 +287,21 @@ def _read(
                 ) from exc
             raise
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+def _all_malformed_json(
+    spark: SparkSession, files: Sequence[str], json_opts: Mapping[str, str], names: Sequence[str]
+) -> DataFrame:
+    """Every record failed to parse, so Spark inferred nothing but the corrupt-record column, and it
+    refuses queries that read only that column. Read the records as text instead (one per line, or one
+    per file for multiline JSON), each a malformed record (§3.3), with the model's columns as NULL."""
+    from pyspark.sql import functions as F
+
+    multiline = str(json_opts.get("multiLine", json_opts.get("multiline", "false"))).lower() == "true"
+    text = spark.read.text(list(files), wholetext=multiline)
+    records = text.where(F.trim(F.col("value")) != "")
+    columns = [F.lit(None).cast("string").alias(n) for n in names if n != CORRUPT_COLUMN]
+    return records.select(*columns, F.col("value").alias(CORRUPT_COLUMN))
 
 
 def _json_options(spark: SparkSession, options: Mapping[str, Any]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakelogic.errors import SourceError
 from lakelogic.report import RunReport
+from lakelogic.sources.columns import CORRUPT_COLUMN
 from lakelogic.sources.windows import ReadWindow, RowWindow, WindowDecision
 
 if TYPE_CHECKING:
@@ -78,7 +79,9 @@ def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
 
     A row whose watermark is NULL or unparseable has no place in a bounded window: it is read by windows
     that start at the beginning (the first load, a full reload) and goes on to casting and validation
-    there, so it is neither lost nor read again by every later window.
+    there, so it is neither lost nor read again by every later window. A malformed record (its watermark
+    cannot be read at all) is kept by every window: it is quarantined each time its file is read rather
+    than dropped without a word (§3.3).
     """
     from pyspark.sql import functions as F
 
@@ -88,7 +91,10 @@ def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
         inside = inside & (cursor >= F.lit(rows.start))
     if rows.end is not None:
         inside = inside & (cursor < F.lit(rows.end))
-    return frame.where((cursor.isNull() & F.lit(rows.start is None)) | inside)
+    kept = (cursor.isNull() & F.lit(rows.start is None)) | inside
+    if CORRUPT_COLUMN in frame.columns:
+        kept = kept | F.col(CORRUPT_COLUMN).isNotNull()
+    return frame.where(kept)
 
 
 def observe_watermark(frame: DataFrame, field: str, run_id: str) -> tuple[DataFrame, Observation]:
