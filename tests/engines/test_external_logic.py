@@ -83,3 +83,15 @@ def test_code_that_writes_the_output_itself_gets_no_target_write(spark: Any, tmp
     assert result.report.counts.good == 3 and not target.exists()
     info = result.report.materialization
     assert info is not None and not info.committed and info.rows_inserted == 0
+
+
+def test_code_may_count_its_input_when_the_source_has_malformed_records(spark: Any, tmp_path: Path) -> None:
+    """§19: the frame is an ordinary DataFrame. Over a raw JSON scan with malformed lines, `count()`
+    alone would need only Spark's corrupt-record column, which Spark refuses to read by itself."""
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 1, "v": "a"}\nBROKEN\n{"id": 2, "v": "b"}\n')
+    code = "def run(frame, **kw):\n    assert frame.count() == 2\n    return frame\n"
+    result = _processor(spark, tmp_path, code).run(str(source))
+    assert result.report.error is None, result.report.error
+    counts = result.report.counts
+    assert (counts.source, counts.good, counts.quarantined) == (3, 2, 1)

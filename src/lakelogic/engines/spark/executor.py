@@ -195,6 +195,11 @@ class PlanExecutor:
             with self.clock.stage("extraction"):
                 frame = apply_extraction(frame, extract)
         external: ExternalLogic | None = self._one(ExternalLogic)
+        if external is not None and malformed is not None:
+            # Spark refuses a query over a raw JSON/CSV scan that needs only its corrupt-record column,
+            # which is what the code's own `frame.count()` would be; cached rows carry no such limit.
+            frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+            ev.persisted.append(frame)
         if external is not None:
             with self.clock.stage("external_logic"):
                 frame = self._counted(
