@@ -154,3 +154,14 @@ def test_a_json_source_with_only_malformed_records_quarantines_them(
     assert (counts.source, counts.good, counts.quarantined) == ((1, 0, 1) if multiline else (2, 0, 2))
     errors = [r["_lakelogic_errors"][0] for r in result.bad.collect()]
     assert all(e.startswith("Rule failed: malformed_record") for e in errors)
+
+
+def test_a_single_quoted_json_record_is_malformed(spark: Any, tmp_path: Path) -> None:
+    """§3.3: JSON strings are double-quoted; Spark's reader accepts single quotes unless told not to."""
+    path = tmp_path / "f.jsonl"
+    path.write_text("{\"id\": 1, \"name\": \"a\"}\n{'id': 2, 'name': 'b'}\n")
+    fields = [{"name": "id", "type": "integer"}, {"name": "name", "type": "string"}]
+    result = DataProcessor(
+        contract(fields, source={"type": "landing", "path": str(path), "format": "jsonl"}), spark=spark
+    ).run()
+    assert (result.report.counts.good, result.report.counts.quarantined) == (1, 1), result.report.error

@@ -309,7 +309,10 @@ def _json_options(spark: SparkSession, options: Mapping[str, Any]) -> dict[str, 
     an explicit line separator (Spark's rule; a CR before it is whitespace to the JSON parser), and
     UTF-16/32 JSON lines cannot be split at all."""
     multiline = bool(options.get("multiline"))
-    out = {"multiLine": "true"} if multiline else {}
+    # JSON strings are double-quoted: a single-quoted record is malformed (§3.3), not a good row
+    out = {"allowSingleQuotes": "false"}
+    if multiline:
+        out["multiLine"] = "true"
     if not options.get("encoding"):
         return out
     charset = java_charset(spark, str(options["encoding"]))
