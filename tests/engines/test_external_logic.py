@@ -95,3 +95,14 @@ def test_code_may_count_its_input_when_the_source_has_malformed_records(spark: A
     assert result.report.error is None, result.report.error
     counts = result.report.counts
     assert (counts.source, counts.good, counts.quarantined) == (3, 2, 1)
+
+
+def test_a_failing_code_names_its_step_and_the_report_keeps_what_was_read(spark: Any, tmp_path: Path) -> None:
+    """§22: error.step is the step that failed; the source block is filled although the run failed."""
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": 1, "v": "a"}\n')
+    code = "def run(frame, **kw):\n    raise ValueError('boom')\n"
+    report = _processor(spark, tmp_path, code).run(str(source)).report
+    assert report.status == "failed" and report.error is not None
+    assert (report.error.type, report.error.step) == ("external_logic", "external_logic")
+    assert report.source.path == str(source) and report.source.files_count == 1

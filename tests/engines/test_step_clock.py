@@ -30,3 +30,18 @@ def test_a_step_timed_twice_accumulates() -> None:
         with clock.stage("write_target"):
             time.sleep(0.01)
     assert clock.timings["write_target"] >= 0.02
+
+
+def test_a_failing_inner_step_is_the_reported_step() -> None:
+    """§22 error.step names the step that failed, not the one around it."""
+    import pytest
+
+    from lakelogic.engines.step_clock import StepClock
+
+    clock = StepClock()
+    with pytest.raises(ValueError), clock.stage("read"), clock.stage("external_logic"):
+        raise ValueError("boom")
+    assert clock.step == "external_logic"
+    with clock.stage("read"), clock.stage("schema"):
+        pass
+    assert clock.step == "read"

@@ -30,8 +30,12 @@ class StepClock:
             self._add(outer, now - since)
         self._open.append((name, now))
         self.step = name
+        failed = False
         try:
             yield
+        except BaseException:
+            failed = True  # the innermost step that failed stays the reported one
+            raise
         finally:
             _, since = self._open.pop()
             now = time.perf_counter()
@@ -39,7 +43,8 @@ class StepClock:
             if self._open:
                 outer, _ = self._open[-1]
                 self._open[-1] = (outer, now)
-                self.step = outer
+                if not failed:
+                    self.step = outer
 
     def _add(self, name: str, seconds: float) -> None:
         self.timings[name] = round(self.timings.get(name, 0.0) + seconds, 4)

@@ -81,6 +81,7 @@ from lakelogic.plan.steps import (
     ValidateRows,
     masked_columns,
 )
+from lakelogic.report import SourceInfo
 from lakelogic.types import Phase
 
 
@@ -113,6 +114,7 @@ class PlanExecutor:
         self.source_location: str | None = None  # §14 stand-in for a row file an op did not carry
         self.files_read: list[str] = []  # local source files this run took (§17 cleanup)
         self._deferred: set[str] = set()  # inferred-pre rules that run post (see _defer_rules)
+        self.source_info: SourceInfo | None = None  # what the read took, known before anything else runs
         # Observation names are global to the session: unique per executor (a run may build several).
         tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
         self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
@@ -171,6 +173,7 @@ class PlanExecutor:
             dataset=self._one(CheckDataset),
         )
         self.source_location = outcome.location
+        self.source_info = outcome.info
         self.files_read = outcome.files_read
         if outcome.frame is None:
             return ev

@@ -225,8 +225,12 @@ def _run(
         good_reread=good_path is not None,
         clock=progress,
     )
-    with progress.stage("read"):
-        ev = executor.evaluate(request.source)
+    try:
+        with progress.stage("read"):
+            ev = executor.evaluate(request.source)
+    finally:  # a run that fails after its read still reports what it read (§22 source block)
+        if executor.source_info is not None:
+            report.source = executor.source_info
     outcome.evaluation = ev
     report.source = ev.source_info
     if ctx.source_window_state is not None:
