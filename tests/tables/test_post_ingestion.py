@@ -115,6 +115,7 @@ def test_only_files_whose_rows_were_all_taken_are_cleaned(spark: Any, tmp_path: 
     result = DataProcessor(doc, spark=spark).run(materialize=True, target=str(tmp_path / "t1"))
     assert result.report.status == "succeeded", result.report.error
     assert sorted(str(p.relative_to(landing)) for p in landing.rglob("*.json")) == ["region=US/part.json"]
+    assert result.report.source.files_count == 1 and "region=EU" in result.report.source.files[0]
 
     windowed = _contract(landing, action="delete")
     windowed["model"]["fields"] += [{"name": "day", "type": "date"}]

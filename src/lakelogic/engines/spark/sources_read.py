@@ -53,8 +53,11 @@ def read_plan_source(
         and not isinstance(source, DataFrame)
     ):
         outcome.frame = _partition_filtered(outcome.frame, step.partition_filters)
-        # the run takes only the filtered partitions' files (what §17 cleanup may touch)
-        outcome.files_read = [f for f in outcome.files_read if _in_partitions(f, step.partition_filters)]
+        # the run takes only the filtered partitions' files (the report's list, what §17 cleanup may touch)
+        if outcome.files_read:
+            outcome.files_read = [f for f in outcome.files_read if _in_partitions(f, step.partition_filters)]
+            outcome.info.files_count = len(outcome.files_read)
+            outcome.info.files = [f for f in outcome.info.files if _in_partitions(f, step.partition_filters)]
     return outcome
 
 
