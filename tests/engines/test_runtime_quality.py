@@ -280,3 +280,35 @@ def test_a_not_in_subquery_rule_keeps_sql_null_semantics(
     frame.createOrReplaceTempView("rows_view")
     plain = spark.sql("SELECT id FROM rows_view WHERE code NOT IN (SELECT code FROM codes_view)")
     assert sorted(tuple(r) for r in plain.collect()) == expected_good, "the expectation is Spark's own"
+
+
+def test_contract_sql_failing_while_running_is_a_failed_run_not_a_crash(spark: Any) -> None:
+    """§22: every run yields a report; `raise_error` in a rule is the contract's doing, not a crash."""
+    doc = contract(
+        [{"name": "id", "type": "integer"}],
+        quality={"row_rules": [{"name": "r", "sql": "raise_error('no negative ids') IS NULL OR id > 0"}]},
+    )
+    result = run(spark, doc, [{"id": 1}, {"id": -1}])
+    assert result.report.status == "failed" and result.report.error is not None
+    assert result.report.error.type == "engine"
+    assert "the contract's SQL failed while running" in result.report.error.message
+    assert "no negative ids" in result.report.error.message
+    assert result.report.title == "Engine test"
+
+
+def test_a_run_failing_before_its_plan_exists_still_has_its_identity(spark: Any) -> None:
+    """§22 identity fields on a run whose plan fails (a rule on a column unknown_fields removes)."""
+    doc = contract(
+        [{"name": "id", "type": "integer"}],
+        schema_policy={"unknown_fields": "quarantine"},
+        quality={"row_rules": [{"accepted_values": {"field": "v", "values": ["x"]}}]},
+    )
+    doc["info"] |= {"version": "3.1.0", "target_layer": "silver"}
+    report = run(spark, doc, [{"id": 1, "v": "x"}]).report
+    assert report.status == "failed" and report.error is not None and report.error.type == "plan"
+    assert (report.title, report.table_name, report.contract_version, report.layer) == (
+        "Engine test",
+        "engine_test",
+        "3.1.0",
+        "silver",
+    )

@@ -26,6 +26,20 @@ def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
         report.environment = str(value) if value else None
 
 
+def fill_identity_from_contract(report: RunReport, contract: Any) -> None:
+    """The identity of a run that failed before its plan existed, from the contract model itself."""
+    info = getattr(contract, "info", None)
+    report.title = report.title or getattr(info, "title", None)
+    for key in ("table_name", "layer", "domain", "system"):
+        value = getattr(contract, key, None)
+        if getattr(report, key) is None and isinstance(value, str):
+            setattr(report, key, value)
+    dataset = getattr(contract, "dataset", None)
+    report.dataset = report.dataset or (dataset if isinstance(dataset, str) else None)
+    version = getattr(info, "version", None)
+    report.contract_version = report.contract_version or (version if isinstance(version, str) else None)
+
+
 def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
     obs = ev.observations
     if ev.fanout is not None and ev.fanout.ran:  # one job wrote both outputs: one observation

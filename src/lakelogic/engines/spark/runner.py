@@ -35,7 +35,7 @@ from lakelogic.engines.spark.executor import Evaluation, PlanExecutor
 from lakelogic.engines.spark.fanout import FanoutOutputs
 from lakelogic.engines.spark.ops import resolve_pending_warnings
 from lakelogic.engines.spark.outputs import ScratchSpace, StagedOutput, noop_action, scratch_root
-from lakelogic.engines.spark.reporting import fill_counts, fill_identity
+from lakelogic.engines.spark.reporting import fill_counts, fill_identity, fill_identity_from_contract
 from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import (
     CleanupFailedError,
@@ -104,6 +104,34 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
     if isinstance(exc, AnalysisException | ParseException):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return EngineError(f"Spark rejected the contract's SQL: {first}")
+    cause = _sql_runtime_error(str(exc))
+    if cause is not None:
+        return EngineError(f"the contract's SQL failed while running: {cause}")
+    return None
+
+
+# Spark error classes a contract's own SQL raises on some row (raise_error/assert_true, ANSI arithmetic
+# and casts): the contract and its data, not LakeLogic, so a failed run rather than a crash.
+_SQL_RUNTIME_ERRORS = (
+    "USER_RAISED_EXCEPTION",
+    "DIVIDE_BY_ZERO",
+    "ARITHMETIC_OVERFLOW",
+    "CAST_INVALID_INPUT",
+    "CAST_OVERFLOW",
+    "INVALID_ARRAY_INDEX",
+    "NUMERIC_VALUE_OUT_OF_RANGE",
+)
+
+
+def _sql_runtime_error(text: str) -> str | None:
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if any(f"[{name}" in line for name in _SQL_RUNTIME_ERRORS):
+            return line.split("Exception: ", 1)[-1].strip()[:500]
+        # Spark 3.5's raise_error/assert_true: a bare RuntimeException thrown by generated code
+        raised = "java.lang.RuntimeException: " in line
+        if raised and i + 1 < len(lines) and "GeneratedClass" in lines[i + 1]:
+            return line.split("java.lang.RuntimeException: ", 1)[1].strip()[:500]
     return None
 
 
@@ -127,6 +155,8 @@ def run_contract(
         for out in staged:
             out.discard()
         user = _user_error(exc)
+        if report.title is None:  # failed before the plan gave the report its identity
+            fill_identity_from_contract(report, contract)
         report.error = ErrorBlock(
             type=user.error_type if user is not None else "internal",
             message=without_jvm_frames(str(user) if user is not None else f"{type(exc).__name__}: {exc}"),
