@@ -43,3 +43,25 @@ def test_objectives_compile_with_their_defaults() -> None:
     assert plain.objectives[0].field == "_lakelogic_processed_at"
     with pytest.raises(PlanError, match=r"service_levels\.availability"):
         compile_doc(contract_doc(service_levels={"availability": 250}))
+
+
+def test_every_objective_problem_is_reported() -> None:
+    from lakelogic.errors import PlanErrors
+
+    doc = contract_doc(
+        service_levels={
+            "freshness": "5 parsecs",
+            "availability": 250,
+            "row_count": {"min_rows": 10, "max_rows": 5, "check_field": "counts_bogus"},
+        }
+    )
+    with pytest.raises(PlanErrors) as caught:
+        compile_doc(doc)
+    assert [e.yaml_path for e in caught.value.errors] == [
+        "service_levels.freshness",
+        "service_levels.availability",
+        "service_levels.row_count.min_rows",
+    ]
+    doc["service_levels"] = {"row_count": {"min_rows": 1, "check_field": "counts_bogus"}}
+    with pytest.raises(PlanError, match="check_field 'counts_bogus' names no run count"):
+        compile_doc(doc)

@@ -7,10 +7,12 @@ number is hours. Availability ratios above 1 are percentages.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from lakelogic.errors import PlanError
 from lakelogic.plan.access import opt
+from lakelogic.plan.collect import PlanProblems
 from lakelogic.plan.steps import EvaluateSlos, SloObjective
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -21,6 +23,7 @@ _ISO = re.compile(
     re.IGNORECASE,
 )
 DEFAULT_FRESHNESS_FIELD = "_lakelogic_processed_at"
+RUN_COUNTS = ("source", "good", "quarantined", "filtered", "deduplicated", "expanded")
 
 
 def duration_seconds(value: Any, yaml_path: str) -> float:
@@ -52,16 +55,15 @@ def compile_slos(contract: Any) -> EvaluateSlos | None:
     levels = opt(contract, "service_levels")
     if levels is None:
         return None
+    problems = PlanProblems()  # every objective's problem, not only the first
     objectives: list[SloObjective] = []
-    freshness = opt(levels, "freshness")
-    if freshness is not None:
-        objectives.append(_freshness(freshness))
-    availability = opt(levels, "availability")
-    if availability is not None:
-        objectives.append(_availability(availability))
-    row_count = opt(levels, "row_count")
-    if row_count is not None:
-        objectives.append(_row_count(row_count))
+    for key, build in (("freshness", _freshness), ("availability", _availability), ("row_count", _row_count)):
+        value = opt(levels, key)
+        if value is not None:
+            objective = problems.attempt(partial(build, value), None)
+            if objective is not None:
+                objectives.append(objective)
+    problems.raise_if_any()
     return EvaluateSlos(yaml_path="service_levels", objectives=tuple(objectives)) if objectives else None
 
 
@@ -104,14 +106,24 @@ def _availability(value: Any) -> SloObjective:
 
 
 def _row_count(value: Any) -> SloObjective:
+    path = "service_levels.row_count"
     low, high = opt(value, "min_rows"), opt(value, "max_rows")
     if low is None and high is None:
-        raise PlanError("row_count needs min_rows, max_rows or both", yaml_path="service_levels.row_count")
+        raise PlanError("row_count needs min_rows, max_rows or both", yaml_path=path)
+    if low is not None and high is not None and int(low) > int(high):
+        raise PlanError(f"min_rows {low} is above max_rows {high}", yaml_path=f"{path}.min_rows")
+    check = str(opt(value, "check_field", "counts_good") or "counts_good")
+    if check.startswith("counts_") and check.removeprefix("counts_") not in RUN_COUNTS:
+        raise PlanError(
+            f"check_field {check!r} names no run count",
+            yaml_path=f"{path}.check_field",
+            hint=", ".join(f"counts_{c}" for c in RUN_COUNTS) + ", or a column of the target",
+        )
     return SloObjective(
         objective="row_count",
         min_rows=None if low is None else int(low),
         max_rows=None if high is None else int(high),
-        check_field=str(opt(value, "check_field", "counts_good") or "counts_good"),
+        check_field=check,
         skip_reprocess_days=int(opt(value, "skip_reprocess_days", 3)),
         description=opt(value, "description"),
     )

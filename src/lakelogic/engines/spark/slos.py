@@ -67,7 +67,14 @@ def _result(o: SloObjective, passed: bool | None, observed: object, threshold: o
 
 def _unmeasured(o: SloObjective, report: RunReport, why: str) -> ServiceLevelResult:
     report.warnings.append(f"slo_unmeasured: {o.objective}: {why}")
-    return _result(o, None, None, o.threshold_text)
+    return _result(o, None, None, _threshold(o))
+
+
+def _threshold(o: SloObjective) -> object:
+    """As measured results give it: seconds, a ratio, or the row bounds."""
+    if o.objective == "row_count":
+        return {"min_rows": o.min_rows, "max_rows": o.max_rows}
+    return o.threshold
 
 
 def _measured(
