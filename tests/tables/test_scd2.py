@@ -207,6 +207,10 @@ def test_scd2_cdc_delete_closes_current_version(spark: Any, make_target: Make) -
     assert rows[2]["is_current"] is True
     again = write_frame(spark, delete, target, spec, CommitStamp("c", "d"))
     assert (again.rows_updated, again.rows_inserted) == (0, 0), "a replayed delete changes nothing"
+    back = spark.createDataFrame([(1, "free", "I", "2024-04-01")], schema)  # same values as before
+    write_frame(spark, back, target, spec, CommitStamp("e", "d"))
+    reopened = [r for r in read_back(spark, target) if r["id"] == 1 and r["is_current"]]
+    assert [r["why"] for r in reopened] == ["initial_load"], "a key back after a delete lists no change"
 
 
 def test_scd2_defaults_as_of_timestamp_and_uuid_keys_are_stable(spark: Any, make_target: Make) -> None:

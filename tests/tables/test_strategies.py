@@ -133,6 +133,12 @@ def test_merge_duplicate_keys_refused_with_samples_or_deduplicated(spark: Any, m
     )
     with pytest.raises(MergeKeyError, match="no ordering column"):
         write_frame(spark, batch, target, no_order, _stamp("r4"))
+    # rows tied at the latest time: identical ones collapse, different ones would let input order decide
+    tied = spark.createDataFrame([(6, "x", "t9"), (6, "x", "t9"), (6, "y", "t1")], schema)
+    assert write_frame(spark, tied, target, guarded, _stamp("r5")).rows_inserted == 1
+    clash = spark.createDataFrame([(7, "x", "t9"), (7, "y", "t9")], schema)
+    with pytest.raises(MergeKeyError, match="different values at the same latest ts"):
+        write_frame(spark, clash, target, guarded, _stamp("r6"))
 
 
 def _is_cached(spark: Any, frame: Any) -> bool:

@@ -56,8 +56,13 @@ def duplicate_key_samples(batch: DataFrame, keys: tuple[str, ...]) -> list[str]:
 
 
 def _latest_per_key(batch: DataFrame, keys: tuple[str, ...], order_column: str) -> DataFrame:
+    """The latest row per key. Rows tied at the latest time collapse when identical; different ones are
+    an error, since which one wins would depend on input order (SEMANTICS §0: results never do)."""
     window = Window.partitionBy(*[q(k) for k in keys]).orderBy(q(order_column).desc_nulls_last())
-    return batch.withColumn("_ll_rank", F.row_number().over(window)).where("_ll_rank = 1").drop("_ll_rank")
+    latest = batch.withColumn("_ll_rank", F.rank().over(window)).where("_ll_rank = 1").drop("_ll_rank")
+    return _without_duplicates(
+        latest.dropDuplicates(), keys, f"with different values at the same latest {order_column}"
+    )
 
 
 def _refuse(keys: tuple[str, ...], samples: list[str], why: str) -> MergeKeyError:

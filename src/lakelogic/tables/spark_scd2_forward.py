@@ -200,7 +200,10 @@ def forward_change_set(
     if scd.change_reason_column:
         changed = [F.when(~batch(c).eqNullSafe(current(c)), F.lit(c)) for c in tracked]
         listed = F.concat_ws(",", *changed) if changed else F.lit("")
-        opened[scd.change_reason_column] = F.when(new_key, F.lit("initial_load")).otherwise(listed)
+        # no tracked change listed: the key comes back after a delete, a first version again
+        opened[scd.change_reason_column] = F.when(new_key | (listed == ""), F.lit("initial_load")).otherwise(
+            listed
+        )
 
     kept: dict[str, Column] = {c: current(c) for c in schema.names}
     closing = kept | {scd.effective_to: cast_to(F.col(T), to_type), scd.current_flag: F.lit(False)}

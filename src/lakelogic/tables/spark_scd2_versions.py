@@ -312,6 +312,7 @@ def _finish_columns(
         reason = (
             F.when(F.col("_ll_closed_by_delete"), F.lit("delete"))
             .when(F.col("_ll_version") == 1, F.lit("initial_load"))
+            .when(listed == "", F.lit("initial_load"))  # back after a delete: no tracked change to list
             .otherwise(listed)
         )
         values[scd.change_reason_column] = reason.cast(schema[scd.change_reason_column].dataType)
