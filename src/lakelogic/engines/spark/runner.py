@@ -262,7 +262,6 @@ def _run(
         if executor.source_info is not None:
             report.source = executor.source_info
     outcome.evaluation = ev
-    report.source = ev.source_info
     if ctx.source_window_state is not None:
         ctx.source_window_state.fill_report(report)
     report.schema_drift = ev.drift
