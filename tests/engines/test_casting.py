@@ -266,3 +266,39 @@ def test_ancient_dates_and_timestamps_are_written_and_read_back(spark: Any, tmp_
     assert back["t"] == dt.datetime(1899, 12, 31, 23, 0)
     again = DataProcessor(doc, spark=spark).run(str(out))  # a Parquet source holding them
     assert again.report.status == "succeeded" and again.report.counts.good == 1, again.report.error
+
+
+def test_parquet_outputs_store_timestamps_as_int64_micros_unless_the_session_chose(
+    spark: Any, tmp_path: Any
+) -> None:
+    """Parquet outputs use the INT64 microsecond logical type, not the deprecated INT96; a session
+    that set ``spark.sql.parquet.outputTimestampType`` itself keeps its choice."""
+    import pyarrow.parquet as pq
+
+    from lakelogic import DataProcessor
+
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Stamps"},
+        "model": {"fields": [{"name": "t", "type": "timestamp"}]},
+    }
+    frame = spark.createDataFrame([("2026-03-04T05:06:07Z",)], "t string")
+    key = "spark.sql.parquet.outputTimestampType"
+
+    def physical_type(out: Any) -> str:
+        part = next(p for p in out.iterdir() if p.suffix == ".parquet")
+        return str(pq.ParquetFile(part).schema.column(0).physical_type)
+
+    chosen = spark.conf.get(key, None)
+    try:
+        spark.conf.unset(key)
+        DataProcessor(doc, spark=spark).run(frame, output_good=tmp_path / "micros")
+        assert physical_type(tmp_path / "micros") == "INT64"
+        spark.conf.set(key, "INT96")
+        DataProcessor(doc, spark=spark).run(frame, output_good=tmp_path / "int96")
+        assert physical_type(tmp_path / "int96") == "INT96"
+        assert spark.read.parquet(str(tmp_path / "micros")).first()["t"] == dt.datetime(2026, 3, 4, 5, 6, 7)
+    finally:
+        spark.conf.unset(key)
+        if chosen is not None:
+            spark.conf.set(key, chosen)
