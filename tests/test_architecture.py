@@ -24,11 +24,12 @@ ALLOWED: dict[str, set[str]] = {
     "plan": BASE | {"contract"},
     "sources": BASE | {"contract"},
     "runlog": BASE,
+    "notify": BASE | {"contract"},
     "tables": BASE | {"plan", "contract", "engines"},
     "engines": BASE | {"plan", "contract", "tables", "runlog", "sources"},
-    "api": BASE | {"plan", "contract", "engines", "tables", "sources", "runlog"},
-    "driver": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "api"},
-    "cli": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "driver", "api"},
+    "api": BASE | {"plan", "contract", "engines", "tables", "sources", "runlog", "notify"},
+    "driver": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "api", "notify"},
+    "cli": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "driver", "api", "notify"},
 }
 
 

@@ -78,6 +78,7 @@ class DataProcessor:
         self.engine = engine
         self._spark = spark
         self.contract = load_run_contract(contract, overrides)
+        _refuse_unusable_channels(self.contract)
         self._plan: Plan | None = None
 
     @property
@@ -131,7 +132,22 @@ class DataProcessor:
             env=env,
         )
         outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
+        # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
+        from lakelogic.notify import notify_run
+
+        notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
+
+
+def _refuse_unusable_channels(contract: Contract) -> None:
+    """§16: with ``strict_notifications`` (the default) an unresolvable channel (unknown scheme, missing
+    secret, no destination) is a load error; a template that does not parse always is."""
+    from lakelogic.errors import ContractError
+    from lakelogic.notify import contract_problems
+
+    problems = contract_problems(contract)
+    if problems:
+        raise ContractError(problems)
 
 
 def _in_hierarchy(path: Path) -> bool:

@@ -124,3 +124,19 @@ def test_schema_creates_the_output_folder(tmp_path: Path) -> None:
     result = runner.invoke(app, ["schema", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["title"]
+
+
+def test_validate_reports_unusable_notification_channels_with_their_line(tmp_path: Path) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text(
+        MINIMAL
+        + "quarantine:\n  notifications:\n    - {target: 'nosuchservice://hook'}\n"
+        + "    - {type: console, subject_template: '{{ contract '}\n"
+    )
+    result = runner.invoke(app, ["validate", str(file)])
+    assert result.exit_code == 1, result.output
+    assert "2 problem(s)" in result.output
+    line = MINIMAL.count("\n") + 3
+    assert f"c.yaml:{line}:7: quarantine.notifications[0]" in result.output
+    assert "nosuchservice" in result.output
+    assert "quarantine.notifications[1].subject_template" in result.output

@@ -189,5 +189,8 @@ def render_summary(report: RunReport, console: Console) -> None:
             f"({m.quarantine_rows_written} rows){' — already committed' if m.already_committed else ''}",
             highlight=False,
         )
+    for note in report.notifications:
+        state = "[green]sent[/green]" if note.delivered else f"[red]not sent[/red] ({note.error})"
+        console.print(f"notification {note.event} → {note.channel}: {state}", highlight=False)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)

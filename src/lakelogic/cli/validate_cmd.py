@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -113,12 +114,30 @@ def validate(
 def _compile(contract: Contract, file: Path) -> None:
     """Compile the contract (no engine, no data): SQL that does not parse, unknown op parameters and the
     like are contract errors too (SEMANTICS §0), each named with its YAML path and line."""
+    from lakelogic.notify import contract_problems
     from lakelogic.plan.compiler import compile_contract
 
+    problems: list[Problem] = []
     try:
         compile_contract(contract)
     except PlanError as exc:
-        raise ContractError(_plan_problems(exc, file)) from None
+        problems.extend(_plan_problems(exc, file))
+    # §16: unusable channels of a strict contract and template syntax errors are load errors too
+    problems.extend(_positioned(contract_problems(contract, file=str(file)), file))
+    if problems:
+        raise ContractError(problems) from None
+
+
+def _positioned(problems: list[Problem], file: Path) -> list[Problem]:
+    try:
+        _, positions = load_yaml(file)
+    except LakeLogicError:
+        positions = {}
+    out = []
+    for problem in problems:
+        line, column = position_of(problem.path, positions)
+        out.append(replace(problem, line=line, column=column))
+    return out
 
 
 def _plan_problems(exc: PlanError, file: Path) -> list[Problem]:

@@ -1,0 +1,203 @@
+"""§16 channels: what a contract's ``quarantine.notifications`` (with the hierarchy's channels already
+merged in) resolve to, and why a channel cannot be resolved.
+
+A channel is one destination of one notification entry. ``target``, ``targets``, ``to``, ``channel`` and
+``url`` are combined; secret references (``env:NAME``, ``${NAME}``, vault schemes) are resolved right
+before use and never shown. An e-mail channel (``email``, ``smtp``, ``sendgrid``) written without a
+destination is addressed to the contract's owner contacts (``info.contact``): that is how ownership feeds
+routing. Channels are de-duplicated by type + destination; duplicates subscribe to the union of events.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from lakelogic.contract.models import Contract, Notification
+from lakelogic.contract.models_meta import NOTIFICATION_EVENT_ALIASES
+from lakelogic.contract.secrets import is_reference, resolve_secret
+from lakelogic.errors import LakeLogicError, Problem
+
+EMAIL_TYPES = frozenset({"email", "smtp", "sendgrid"})
+HTTP_TYPES = frozenset({"slack", "teams", "webhook"})
+_EMAIL = re.compile(r"^[^@\s:/]+@[^@\s:/]+\.[^@\s:/]+$")
+_TEMPLATE_KEYS = ("subject_template", "message_template", "body_template")
+
+
+@dataclass(frozen=True)
+class Templates:
+    subject: str | None = None
+    message: str | None = None
+    body: str | None = None
+
+
+@dataclass
+class Channel:
+    type: str
+    destination: str  # as written: a secret reference stays a reference
+    events: set[str]
+    templates: Templates
+    template_context: dict[str, Any] = field(default_factory=dict)
+    yaml_path: str = ""
+
+    @property
+    def label(self) -> str:
+        """What the report shows: never a secret (references as written, URLs as scheme://host)."""
+        if self.type == "console":
+            return "console"
+        return f"{self.type}:{display_destination(self.destination)}"
+
+    def resolved_destination(self) -> str:
+        """The destination with a secret reference resolved (call right before delivery)."""
+        if self.type == "console":
+            return ""
+        return resolve_secret(self.destination) if is_reference(self.destination) else self.destination
+
+
+def display_destination(destination: str) -> str:
+    if is_reference(destination) or _EMAIL.match(destination):
+        return destination
+    parts = urlsplit(destination)
+    if parts.scheme:
+        return f"{parts.scheme}://{parts.hostname or ''}"
+    return "***"
+
+
+def contact_addresses(contract: Contract) -> list[str]:
+    """E-mail addresses among the owner contacts (``info.contact``: text or a map of roles to text)."""
+    contact = contract.info.contact
+    values = [contact] if isinstance(contact, str) else list((contact or {}).values())
+    found: list[str] = []
+    for value in values:
+        for part in re.split(r"[,;\s]+", str(value)):
+            address = part.removeprefix("mailto:")
+            if _EMAIL.match(address) and address not in found:
+                found.append(address)
+    return found
+
+
+def _templates(note: Notification, base_dir: Path, path: str, problems: list[Problem]) -> Templates:
+    texts: dict[str, str | None] = {}
+    for key in _TEMPLATE_KEYS:
+        text = getattr(note, key)
+        file_name = getattr(note, f"{key}_file")
+        if file_name is not None:
+            file = Path(file_name) if Path(file_name).is_absolute() else base_dir / file_name
+            try:
+                text = file.read_text(encoding="utf-8")
+            except OSError as exc:
+                problems.append(_problem(f"{path}.{key}_file", f"template file not readable: {exc}"))
+        texts[key] = text
+    return Templates(texts["subject_template"], texts["message_template"], texts["body_template"])
+
+
+def _problem(path: str, message: str, *, allowed: str | None = None) -> Problem:
+    return Problem(file="<contract>", path=path, message=message, allowed=allowed)
+
+
+def _destination_problem(kind: str, destination: str) -> str | None:
+    """Why ``destination`` cannot be delivered to by a ``kind`` channel, or None."""
+    try:
+        value = resolve_secret(destination) if is_reference(destination) else destination
+    except LakeLogicError as exc:
+        return f"the secret cannot be resolved: {exc.message}"
+    if not value.strip():
+        return "the destination is empty"
+    scheme = urlsplit(value).scheme.lower()
+    if kind == "slack" and value.startswith(("#", "@")):
+        if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_WEBHOOK_URL"):
+            return None
+        return "a Slack channel name needs SLACK_BOT_TOKEN or SLACK_WEBHOOK_URL in the environment"
+    if kind == "sendgrid" and not os.environ.get("SENDGRID_API_KEY"):
+        return "the SENDGRID_API_KEY environment variable is not set"
+    if kind in EMAIL_TYPES and _EMAIL.match(value.removeprefix("mailto:")):
+        return None
+    if kind in HTTP_TYPES and scheme in ("http", "https"):
+        return None
+    if kind == "webhook":
+        return "a webhook destination is an http(s) URL"
+    if kind == "sendgrid":
+        return "a sendgrid destination is an e-mail address"
+    return _apprise_problem(value)
+
+
+def _apprise_problem(url: str) -> str | None:
+    try:
+        import apprise
+    except ImportError:  # pragma: no cover - a declared dependency
+        return "the apprise package is not installed"
+    # apprise logs every URL it cannot parse at ERROR level; here that is the answer, not an incident
+    log = logging.getLogger("apprise")
+    was_disabled, log.disabled = log.disabled, True
+    try:
+        service = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+    finally:
+        log.disabled = was_disabled
+    if service is None:
+        scheme = urlsplit(url).scheme or url
+        return (
+            f"no notification service understands {scheme!r} "
+            "(an Apprise URL such as slack://, msteams://, mailto://)"
+        )
+    return None
+
+
+def resolve_channels(contract: Contract) -> tuple[list[Channel], list[Problem]]:
+    """Every channel of the contract, and every problem that makes a channel unusable.
+
+    ``notifications_enabled: false`` gives no channels at all."""
+    quarantine = contract.quarantine
+    if quarantine is None or not quarantine.notifications_enabled:
+        return [], []
+    problems: list[Problem] = []
+    channels: dict[tuple[str, str], Channel] = {}
+    contacts = contact_addresses(contract)
+    for i, note in enumerate(quarantine.notifications):
+        path = f"quarantine.notifications[{i}]"
+        templates = _templates(note, contract.contract_dir, path, problems)
+        destinations = note.destinations
+        if note.type == "console":
+            destinations = ["console"]
+        elif not destinations and note.type in EMAIL_TYPES:
+            destinations = contacts
+        if not destinations:
+            allowed = "target, targets, to, channel or url" + (
+                " (or an info.contact e-mail address)" if note.type in EMAIL_TYPES else ""
+            )
+            problems.append(_problem(path, "the channel has no destination", allowed=allowed))
+            continue
+        events = {NOTIFICATION_EVENT_ALIASES.get(e, e) for e in note.on_events}
+        for destination in destinations:
+            reason = None if note.type == "console" else _destination_problem(note.type, destination)
+            if reason is not None:
+                shown = display_destination(destination)
+                problems.append(_problem(path, f"{note.type} channel {shown}: {reason}"))
+                continue
+            key = (note.type, destination)
+            if key in channels:
+                channels[key].events |= events
+                continue
+            channels[key] = Channel(
+                type=note.type,
+                destination=destination,
+                events=set(events),
+                templates=templates,
+                template_context=dict(note.template_context),
+                yaml_path=path,
+            )
+    return list(channels.values()), problems
+
+
+def check_channels(contract: Contract, *, file: str | None = None) -> list[Problem]:
+    """The problems a strict contract (``strict_notifications``, the default) must not load with."""
+    quarantine = contract.quarantine
+    if quarantine is None or not quarantine.strict_notifications:
+        return []
+    _, problems = resolve_channels(contract)
+    where = file or (str(contract.source_file) if contract.source_file else "<contract>")
+    return [Problem(file=where, path=p.path, message=p.message, allowed=p.allowed) for p in problems]
