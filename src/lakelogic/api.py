@@ -16,7 +16,7 @@ Contract loading/compilation errors are raised as :class:`~lakelogic.errors.Cont
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from lakelogic.contract.models import Contract
     from lakelogic.plan.steps import Plan
+    from lakelogic.tables.forget import ErasureResult, RetentionResult
 
 
 @dataclass
@@ -137,6 +138,44 @@ class DataProcessor:
 
         notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
+
+    def forget(
+        self,
+        subject_column: str,
+        subject_ids: Iterable[Any],
+        strategy: str = "nullify",
+        columns: Iterable[str] | None = None,
+        reason: str | None = None,
+        *,
+        requested_by: str | None = None,
+        target: str | None = None,
+        env: str | None = None,
+    ) -> ErasureResult:
+        """Erase data subjects (SEMANTICS §18) from the target (every SCD2 version) and its quarantine
+        table, one atomic commit per table, and append one row per table to ``_lakelogic_erasure_evidence``.
+
+        ``strategy``: ``nullify``, ``hash`` or ``redact`` rewrite ``columns`` (default: the fields marked
+        ``pii`` or ``phi``) on the subjects' rows; ``delete`` removes the rows."""
+        from lakelogic.tables.forget import build_request, forget_subjects
+
+        request = build_request(
+            self.contract,
+            subject_column=subject_column,
+            subject_ids=subject_ids,
+            strategy=strategy,
+            columns=columns,
+            reason=reason,
+            requested_by=requested_by,
+        )
+        return forget_subjects(self.spark, self.contract, request, target=target, env=env)
+
+    def apply_retention(
+        self, *, dry_run: bool = False, target: str | None = None, env: str | None = None
+    ) -> RetentionResult:
+        """Delete the target rows older than ``compliance.retention.period`` by its ``column`` (§18)."""
+        from lakelogic.tables.forget import apply_retention
+
+        return apply_retention(self.spark, self.contract, dry_run=dry_run, target=target, env=env)
 
 
 def _refuse_unusable_channels(contract: Contract) -> None:

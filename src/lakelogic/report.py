@@ -187,6 +187,8 @@ class RunReport(_Model):
     service_levels: list[ServiceLevelResult] = Field(default_factory=list)
     notifications: list[NotificationResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    # the contract's free-form `compliance` block, carried as written (SEMANTICS §18)
+    compliance: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def quarantine_ratio(self) -> float:

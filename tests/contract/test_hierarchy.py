@@ -277,3 +277,31 @@ def test_layer_namespace_and_path_storage(project: Path) -> None:
     assert eff.data["materialization"]["target_path"] == "/tmp/prod/slv/orders"
     explicit = contract(project, "primary_key: [id]\nmaterialization: {location: /data/x}\n", name="e.yaml")
     assert "target_path" not in resolve_effective(explicit, env="prod").data["materialization"]
+
+
+def test_environment_region_feeds_the_data_residency_check(tmp_path: Path) -> None:
+    from lakelogic.plan.compliance import residency_warning
+
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    write(
+        tmp_path / "retail" / "_domain.yaml",
+        "domain: retail\n",
+    )
+    write(
+        tmp_path / "retail" / "crm" / "_system.yaml",
+        """\
+        system: crm
+        domain: retail
+        environments:
+          dev: {catalog: lake_dev, region: us-east-1}
+          prod: {catalog: lake_prod, region: eu-west-1}
+        """,
+    )
+    path = write(
+        tmp_path / "retail" / "crm" / "silver" / "orders.yaml",
+        CONTRACT.format(extra="compliance: {data_residency: eu}"),
+    )
+    dev = resolve_effective(path, env="dev").contract
+    assert dev.environment_region == "us-east-1"
+    assert "outside the contract's data_residency (eu)" in (residency_warning(dev) or "")
+    assert residency_warning(resolve_effective(path, env="prod").contract) is None

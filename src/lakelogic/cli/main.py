@@ -7,6 +7,7 @@ import typer
 from lakelogic.cli import (
     dag_cmd,
     decrypt_cmd,
+    forget_cmd,
     plan_cmd,
     registry_cmd,
     reset_cmd,
@@ -34,6 +35,7 @@ for module in (
     dag_cmd,
     reset_cmd,
     decrypt_cmd,
+    forget_cmd,
 ):
     module.register(app)
 

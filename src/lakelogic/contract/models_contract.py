@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -72,6 +73,8 @@ class Contract(OLCModel):
     contract_file_name: str | None = None
 
     _source_file: Path | None = PrivateAttr(default=None)
+    # the hierarchy environment's `region` (DRIVER §2.5), for the §18 data_residency check
+    _environment_region: str | None = PrivateAttr(default=None)
 
     # --- document-level normalisation ------------------------------------------------------
 
@@ -215,6 +218,12 @@ class Contract(OLCModel):
     def source_file(self) -> Path | None:
         """The YAML file this contract was loaded from (None for in-memory documents)."""
         return self._source_file
+
+    @property
+    def environment_region(self) -> str | None:
+        """The region of the environment this contract runs in: the hierarchy environment's ``region``,
+        else ``LAKELOGIC_REGION``."""
+        return self._environment_region or os.environ.get("LAKELOGIC_REGION") or None
 
     @property
     def contract_dir(self) -> Path:

@@ -130,6 +130,14 @@ class NativeDeltaTable:
         statement = change_set_merge_sql(
             self.sql_name, view, columns=columns, match=match, bounds=bounds, ranged=ranged
         )
+        try:
+            self.commit_sql(statement, stamp)
+        finally:
+            self.spark.catalog.dropTempView(view)
+        return CommitResult(committed=True, snapshot=self._version())
+
+    def commit_sql(self, statement: str, stamp: CommitStamp) -> None:
+        """Run one committing statement with the stamp as the commit's user metadata."""
         previous: Any = self.spark.conf.get(USER_METADATA_CONF, None)
         self.spark.conf.set(USER_METADATA_CONF, json.dumps(stamp.properties()))
         try:
@@ -139,8 +147,9 @@ class NativeDeltaTable:
                 self.spark.conf.unset(USER_METADATA_CONF)
             else:
                 self.spark.conf.set(USER_METADATA_CONF, previous)
-            self.spark.catalog.dropTempView(view)
-        return CommitResult(committed=True, snapshot=self._version())
+
+    def version(self) -> str:
+        return self._version()
 
     def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:
         for f in plan.added:
@@ -151,11 +160,7 @@ class NativeDeltaTable:
     def empty(self, stamp: CommitStamp) -> bool:
         if not self.exists():
             return False
-        self.spark.conf.set(USER_METADATA_CONF, json.dumps(stamp.properties()))
-        try:
-            self.spark.sql(f"DELETE FROM {self.sql_name}")
-        finally:
-            self.spark.conf.unset(USER_METADATA_CONF)
+        self.commit_sql(f"DELETE FROM {self.sql_name}", stamp)
         return True
 
     def drop(self) -> bool:

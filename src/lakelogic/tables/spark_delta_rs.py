@@ -54,6 +54,9 @@ class DeltaRsTable(FileTableBase):
     def exists(self) -> bool:
         return bool(_deltalake().DeltaTable.is_deltatable(self.target.name))
 
+    def version(self) -> str:
+        return str(self._table().version())
+
     def schema(self) -> StructType | None:
         if not self.exists():
             return None

@@ -330,6 +330,8 @@ def resolve_effective(
     except ContractError as exc:
         raise ContractError([reattribute(p, origins, str(path)) for p in exc.problems]) from None
     contract._source_file = path
+    region = values.get("region")
+    contract._environment_region = str(region) if region else None
     return EffectiveContract(
         contract=contract,
         data=bound,

@@ -57,16 +57,26 @@ def masking_sql(spec: FieldSpec, *, warnings: list[str]) -> str:
     if strategy == "redact":
         return f"CASE WHEN {col} IS NOT NULL THEN {sql_string(REDACTED)} END"
     if strategy == "hash":
-        salt = os.environ.get("LAKELOGIC_PII_SALT")
-        if salt is None:
-            warnings.append("LAKELOGIC_PII_SALT is not set: hash masking uses an empty salt")
-            salt = ""
-        hashed = f"sha2(concat({sql_string(salt)}, {text}), 256)"
-        # A value that already is a SHA-256 hex digest is kept (no double hashing on re-runs).
-        return f"CASE WHEN {text} RLIKE '^[0-9a-f]{{64}}$' THEN {text} ELSE {hashed} END"
+        return hash_sql(text, warnings=warnings)
     if strategy == "partial":
         return partial_sql(text, spec.masking_format)
     return _encrypt_sql(text, spec)
+
+
+def pii_salt(*, warnings: list[str]) -> str:
+    """§5.4's hash salt, ``LAKELOGIC_PII_SALT``; unset means empty, with a warning."""
+    salt = os.environ.get("LAKELOGIC_PII_SALT")
+    if salt is None:
+        warnings.append("LAKELOGIC_PII_SALT is not set: hash masking uses an empty salt")
+        return ""
+    return salt
+
+
+def hash_sql(text: str, *, warnings: list[str]) -> str:
+    """Lowercase hex SHA-256 of salt + ``text`` (a STRING expression); NULL stays NULL."""
+    hashed = f"sha2(concat({sql_string(pii_salt(warnings=warnings))}, {text}), 256)"
+    # A value that already is a SHA-256 hex digest is kept (no double hashing on re-runs).
+    return f"CASE WHEN {text} RLIKE '^[0-9a-f]{{64}}$' THEN {text} ELSE {hashed} END"
 
 
 def partial_sql(text: str, template: str | None) -> str:

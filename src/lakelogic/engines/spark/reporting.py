@@ -17,6 +17,8 @@ def fill_identity(report: RunReport, plan: Any, contract: Any) -> None:
         getattr(contract, "dataset", None) if isinstance(getattr(contract, "dataset", None), str) else None
     )
     report.contract_version = plan.version
+    compliance = getattr(contract, "compliance", None)
+    report.compliance = dict(compliance) if isinstance(compliance, dict) else {}
     report.layer = plan.layer
     report.domain = plan.domain
     report.system = plan.system

@@ -48,6 +48,7 @@ from lakelogic.errors import (
     UnsupportedError,
 )
 from lakelogic.plan.clock import pin_clock
+from lakelogic.plan.compliance import residency_warning
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
 from lakelogic.sources.windows import ReadWindow
@@ -228,6 +229,9 @@ def _run(
     as_of = datetime.now(UTC)
     plan = pin_clock(plan_factory(), as_of)
     fill_identity(report, plan, contract)
+    residency = residency_warning(contract)
+    if residency is not None:
+        report.warnings.append(residency)
     if isinstance(request.window, tuple) and len(request.window) == 2:
         report.window.start, report.window.end = request.window
         # the caller's label (reprocess, backfill_*, ...) decides how the write treats the window

@@ -1,0 +1,208 @@
+"""``DataProcessor.forget`` / ``lakelogic forget`` and ``lakelogic retention apply`` (SEMANTICS §18):
+check the request against the contract, resolve its tables, apply, record evidence."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakelogic.errors import LakeLogicError
+from lakelogic.plan.retention import retention_policy
+from lakelogic.tables.erasure import (
+    ERASURE_STRATEGIES,
+    ErasureRequest,
+    TableOutcome,
+    delete_older_than,
+    erase_table,
+)
+from lakelogic.tables.target import contract_name_of, resolve_target
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_ALIASES = {"null": "nullify"}
+
+
+class ErasureRequestError(LakeLogicError):
+    """The erasure request does not fit the contract (unknown column or strategy, no ids)."""
+
+    error_type = "erasure"
+
+
+@dataclass
+class ErasureResult:
+    erasure_id: str
+    strategy: str
+    subject_column: str
+    subject_count: int
+    subject_ids_sha256: str
+    columns: list[str]
+    tables: list[TableOutcome]
+    evidence_table: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """``failed`` when a table failed, else ``succeeded`` (absent tables are skipped, not failed)."""
+        return "failed" if any(t.status == "failed" for t in self.tables) else "succeeded"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["status"] = self.status
+        return data
+
+
+def _subject_ids(ids: Iterable[Any]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for value in ids:
+        text = str(value).strip() if value is not None else ""
+        if text:
+            seen.setdefault(text, None)
+    return tuple(seen)
+
+
+def build_request(
+    contract: Any,
+    *,
+    subject_column: str,
+    subject_ids: Iterable[Any],
+    strategy: str,
+    columns: Iterable[str] | None,
+    reason: str | None,
+    requested_by: str | None,
+) -> ErasureRequest:
+    chosen = _ALIASES.get(strategy.lower(), strategy.lower())
+    if chosen not in ERASURE_STRATEGIES:
+        raise ErasureRequestError(
+            f"unknown erasure strategy {strategy!r}", hint=f"one of: {', '.join(ERASURE_STRATEGIES)}"
+        )
+    fields = {f.name: f for f in contract.model.fields}
+    if subject_column not in fields:
+        raise ErasureRequestError(
+            f"subject column {subject_column!r} is not a field of the contract",
+            hint=f"one of: {', '.join(fields)}",
+        )
+    if columns is None:
+        picked = [name for name, f in fields.items() if f.pii or f.phi]
+    else:
+        picked = list(dict.fromkeys(columns))
+        unknown = [c for c in picked if c not in fields]
+        if unknown:
+            raise ErasureRequestError(
+                f"column(s) {', '.join(unknown)} are not fields of the contract",
+                hint=f"one of: {', '.join(fields)}",
+            )
+    if chosen != "delete" and not picked:
+        raise ErasureRequestError(
+            f"strategy {chosen} has no columns to rewrite: no field is marked pii or phi",
+            hint="pass columns, mark the fields pii/phi, or use strategy delete",
+        )
+    ids = _subject_ids(subject_ids)
+    if not ids:
+        raise ErasureRequestError("no subject ids were given")
+    return ErasureRequest(
+        contract=contract_name_of(contract),
+        subject_column=subject_column,
+        subject_ids=ids,
+        strategy=chosen,
+        columns=tuple(picked) if chosen != "delete" else (),
+        reason=reason,
+        requested_by=requested_by or _current_user(),
+    )
+
+
+def _current_user() -> str | None:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry / no login name in a container
+        return None
+
+
+def forget_subjects(
+    spark: SparkSession,
+    contract: Any,
+    request: ErasureRequest,
+    *,
+    target: str | None = None,
+    env: str | None = None,
+) -> ErasureResult:
+    """Erase in the target (every SCD2 version) and its quarantine table, one commit each, then append
+    one evidence row per table. A failing table does not stop the other; the evidence records both."""
+    from lakelogic.engines.spark.masking import pii_salt
+    from lakelogic.tables.erasure_evidence import write_evidence
+
+    warnings: list[str] = []
+    salt = pii_salt(warnings=warnings) if request.strategy == "hash" else ""
+    resolved = resolve_target(contract, target=target, env=env)
+    sinks = [(resolved, "target")] + ([(resolved.quarantine, "quarantine")] if resolved.quarantine else [])
+    outcomes = [erase_table(spark, sink, request, role=role, salt=salt) for sink, role in sinks]
+    evidence = write_evidence(spark, resolved, request, outcomes)
+    return ErasureResult(
+        erasure_id=request.erasure_id,
+        strategy=request.strategy,
+        subject_column=request.subject_column,
+        subject_count=len(request.subject_ids),
+        subject_ids_sha256=request.subject_ids_sha256,
+        columns=list(request.columns),
+        tables=outcomes,
+        evidence_table=evidence,
+        warnings=warnings,
+    )
+
+
+@dataclass
+class RetentionResult:
+    table: str
+    column: str
+    period: str
+    cutoff: datetime
+    rows_deleted: int
+    dry_run: bool
+    status: str
+    snapshot: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def apply_retention(
+    spark: SparkSession,
+    contract: Any,
+    *,
+    dry_run: bool = False,
+    as_of: datetime | None = None,
+    target: str | None = None,
+    env: str | None = None,
+) -> RetentionResult:
+    """Delete the target rows older than ``compliance.retention.period`` by its ``column`` (one commit)."""
+    policy = retention_policy(contract)
+    if policy is None:
+        raise ErasureRequestError(
+            "the contract has no compliance.retention",
+            hint="add compliance: {retention: {period: P90D, column: ...}}",
+        )
+    cutoff = policy.cutoff(as_of or datetime.now(UTC))
+    resolved = resolve_target(contract, target=target, env=env)
+    outcome = delete_older_than(
+        spark,
+        resolved,
+        column=policy.column,
+        cutoff=cutoff,
+        contract=contract_name_of(contract),
+        dry_run=dry_run,
+    )
+    return RetentionResult(
+        table=outcome.table,
+        column=policy.column,
+        period=policy.period,
+        cutoff=cutoff,
+        rows_deleted=outcome.rows_affected,
+        dry_run=dry_run,
+        status=outcome.status,
+        snapshot=outcome.snapshot,
+        error=outcome.error,
+    )

@@ -1,0 +1,265 @@
+"""§18 erasure (``DataProcessor.forget``, ``lakelogic forget``) and retention deletes, read back
+independently of the code under test."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lakelogic.api import DataProcessor
+from lakelogic.cli.main import app
+from lakelogic.tables.forget import ErasureRequestError
+from tests.tables.conftest import read_back
+
+FIELDS = [
+    {"name": "customer_id", "type": "integer", "required": True},
+    {"name": "email", "type": "string", "pii": True},
+    {"name": "segment", "type": "string"},
+    {"name": "updated_at", "type": "timestamp"},
+]
+SCHEMA = "customer_id int, email string, segment string, updated_at string"
+
+
+def _doc(materialization: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "version": "1.0.0",
+        "info": {"title": "Customers"},
+        "dataset": f"customers_{uuid.uuid4().hex[:8]}",
+        "model": {"fields": FIELDS},
+        "primary_key": ["customer_id"],
+        "quality": {"row_rules": [{"regex_match": {"field": "email", "pattern": "^[^@]+@[^@]+$"}}]},
+        "materialization": materialization,
+        **extra,
+    }
+
+
+def _sha(ids: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
+
+
+@pytest.mark.spark
+def test_forget_nullifies_every_scd2_version_and_the_quarantine_then_delete_removes_rows(spark: Any) -> None:
+    table = f"lakelogic.tests.customers_{uuid.uuid4().hex[:8]}"
+    doc = _doc(
+        {
+            "strategy": "scd2",
+            "format": "iceberg",
+            "target_path": table,
+            "scd2": {"timestamp_field": "updated_at", "track_columns": ["segment"]},
+        }
+    )
+    doc["natural_key"] = ["customer_id"]
+    processor = DataProcessor(doc, spark=spark)
+    first = [
+        (1, "one@x", "retail", "2026-01-01T00:00:00Z"),
+        (2, "two@x", "retail", "2026-01-01T00:00:00Z"),
+        (1, "not-an-email", "retail", "2026-01-01T00:00:00Z"),  # quarantined: keeps customer 1's bad value
+    ]
+    second = [(1, "one@x", "business", "2026-02-01T00:00:00Z")]  # a new version of customer 1
+    for rows in (first, second):
+        result = processor.run(spark.createDataFrame(rows, SCHEMA), materialize=True)
+        assert result.report.error is None, result.report.error
+    quarantine = result.report.materialization.quarantine_target
+    assert quarantine
+
+    erased = processor.forget(
+        "customer_id", ["1", " 1 "], reason="GDPR art. 17 request 42", requested_by="dpo"
+    )
+    assert erased.status == "succeeded", erased.tables
+    assert [(t.role, t.status, t.rows_affected) for t in erased.tables] == [
+        ("target", "succeeded", 2),
+        ("quarantine", "succeeded", 1),
+    ]
+    rows = spark.table(table).orderBy("customer_id", "effective_from").collect()
+    assert [(r["customer_id"], r["email"], r["segment"]) for r in rows] == [
+        (1, None, "retail"),
+        (1, None, "business"),
+        (2, "two@x", "retail"),  # another subject is untouched
+    ]
+    assert [r["email"] for r in spark.table(quarantine).where("customer_id = 1").collect()] == [None]
+    summary = spark.sql(f"SELECT summary FROM {table}.snapshots ORDER BY committed_at DESC LIMIT 1").first()
+    assert summary is not None and summary["summary"]["lakelogic.role"] == "erasure"
+
+    evidence = spark.table(erased.evidence_table).where(f"erasure_id = '{erased.erasure_id}'").collect()
+    assert sorted((r["table"], r["rows_affected"], r["status"]) for r in evidence) == sorted(
+        [(table, 2, "succeeded"), (quarantine, 1, "succeeded")]
+    )
+    first_row = evidence[0].asDict()
+    assert first_row["subject_ids_sha256"] == _sha(["1"]) and first_row["subject_count"] == 1
+    assert first_row["columns"] == ["email"] and first_row["strategy"] == "nullify"
+    assert first_row["reason"] == "GDPR art. 17 request 42" and first_row["requested_by"] == "dpo"
+
+    deleted = processor.forget("customer_id", [2], strategy="delete")
+    assert [t.rows_affected for t in deleted.tables] == [1, 0]
+    assert [r["customer_id"] for r in spark.table(table).collect()] == [1, 1]
+    assert spark.table(erased.evidence_table).count() == 4  # append-only: both erasures are kept
+
+
+@pytest.mark.spark
+def test_forget_hashes_and_deletes_in_a_delta_table_and_refuses_plain_parquet(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAKELOGIC_PII_SALT", "pepper")
+    target = str(tmp_path / "silver" / "customers")
+    doc = _doc({"strategy": "merge", "format": "delta"}, quarantine={"location": str(tmp_path / "q")})
+    processor = DataProcessor(doc, spark=spark)
+    rows = [(1, "one@x", "a", "2026-01-01T00:00:00Z"), (2, "two@x", "b", "2026-01-01T00:00:00Z")]
+    assert (
+        processor.run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=target).report.error
+        is None
+    )
+
+    hashed = processor.forget("customer_id", ["1"], strategy="hash", target=target)
+    assert hashed.status == "succeeded" and hashed.tables[0].rows_affected == 1
+    from deltalake import DeltaTable
+
+    back = {r["customer_id"]: r["email"] for r in DeltaTable(target).to_pyarrow_table().to_pylist()}
+    assert back == {1: hashlib.sha256(b"pepperone@x").hexdigest(), 2: "two@x"}
+    again = processor.forget("customer_id", ["1"], strategy="hash", target=target)  # a digest is kept
+    assert again.tables[0].rows_affected == 1
+    assert {r["customer_id"]: r["email"] for r in DeltaTable(target).to_pyarrow_table().to_pylist()} == back
+    assert (
+        processor.forget("customer_id", ["2"], strategy="delete", target=target).tables[0].rows_affected == 1
+    )
+    assert [r["customer_id"] for r in DeltaTable(target).to_pyarrow_table().to_pylist()] == [1]
+    evidence = (
+        DeltaTable(str(tmp_path / "silver" / "_lakelogic_erasure_evidence")).to_pyarrow_table().to_pylist()
+    )
+    mine = sorted((e for e in evidence if e["table"] == target), key=lambda e: e["executed_at"])
+    assert [(e["strategy"], e["status"], e["rows_affected"]) for e in mine] == [
+        ("hash", "succeeded", 1),
+        ("hash", "succeeded", 1),
+        ("delete", "succeeded", 1),
+    ]
+    assert [e["subject_ids_sha256"] for e in mine] == [_sha(["1"]), _sha(["1"]), _sha(["2"])]
+
+    parquet = str(tmp_path / "plain")
+    plain = DataProcessor(_doc({"strategy": "append", "format": "parquet"}), spark=spark)
+    assert (
+        plain.run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=parquet).report.error is None
+    )
+    refused = plain.forget("customer_id", ["1"], target=parquet)
+    assert refused.status == "failed"
+    assert "row-level commits" in (refused.tables[0].error or "")
+    assert (
+        len(read_back(spark, type(refused).__annotations__ and _path_target(parquet))) == 2
+    )  # nothing changed
+
+
+def _path_target(path: str) -> Any:
+    from lakelogic.tables.target import ResolvedTarget
+
+    return ResolvedTarget("path", path, "parquet")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"subject_column": "nope", "subject_ids": ["1"]}, "not a field"),
+        (
+            {"subject_column": "customer_id", "subject_ids": ["1"], "strategy": "shred"},
+            "unknown erasure strategy",
+        ),
+        ({"subject_column": "customer_id", "subject_ids": ["1"], "columns": ["ghost"]}, "not fields"),
+        ({"subject_column": "customer_id", "subject_ids": [" ", None]}, "no subject ids"),
+        ({"subject_column": "customer_id", "subject_ids": ["1"], "columns": []}, "no columns to rewrite"),
+    ],
+)
+def test_requests_that_do_not_fit_the_contract_are_refused_before_any_table_is_touched(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    processor = DataProcessor(_doc({"strategy": "append", "format": "iceberg"}), spark=object())  # type: ignore[arg-type]
+    with pytest.raises(ErasureRequestError, match=message):
+        processor.forget(**kwargs)
+
+
+@pytest.mark.spark
+def test_retention_deletes_rows_older_than_the_period_and_dry_run_only_counts(spark: Any) -> None:
+    table = f"lakelogic.tests.retained_{uuid.uuid4().hex[:8]}"
+    doc = _doc(
+        {"strategy": "append", "format": "iceberg"},
+        compliance={"retention": {"period": "P30D", "column": "updated_at"}},
+    )
+    processor = DataProcessor(doc, spark=spark)
+    now = datetime.now(UTC)
+    old = now.replace(microsecond=0).timestamp() - 40 * 86_400
+    rows = [
+        (1, "a@x", "s", datetime.fromtimestamp(old, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")),
+        (2, "b@x", "s", now.strftime("%Y-%m-%dT%H:%M:%SZ")),
+    ]
+    assert (
+        processor.run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=table).report.error
+        is None
+    )
+    dry = processor.apply_retention(dry_run=True, target=table)
+    assert (dry.rows_deleted, dry.status) == (1, "succeeded") and spark.table(table).count() == 2
+    done = processor.apply_retention(target=table)
+    assert done.rows_deleted == 1
+    assert [r["customer_id"] for r in spark.table(table).collect()] == [2]
+
+
+@pytest.mark.spark
+def test_cli_forget_reads_ids_from_a_file_and_prints_json(spark: Any, tmp_path: Path) -> None:
+    from ruamel.yaml import YAML
+
+    table = f"lakelogic.tests.cli_forget_{uuid.uuid4().hex[:8]}"
+    doc = _doc({"strategy": "append", "format": "iceberg", "target_path": table})
+    contract = tmp_path / "customers.yaml"
+    YAML().dump(doc, contract)
+    rows = [(1, "a@x", "s", "2026-01-01T00:00:00Z"), (2, "b@x", "s", "2026-01-01T00:00:00Z")]
+    assert (
+        DataProcessor(contract, spark=spark)
+        .run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=table)
+        .report.error
+        is None
+    )
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# subjects of request 7\n2\n\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "forget",
+            str(contract),
+            "--subject-column",
+            "customer_id",
+            "--ids",
+            str(ids),
+            "--strategy",
+            "redact",
+            "--target",
+            table,
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)
+    assert printed["status"] == "succeeded" and printed["tables"][0]["rows_affected"] == 1
+    assert {r["customer_id"]: r["email"] for r in spark.table(table).collect()} == {
+        1: "a@x",
+        2: "***REDACTED***",
+    }
+
+
+@pytest.mark.spark
+def test_runs_carry_compliance_and_warn_when_the_region_is_outside_data_residency(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = _doc(
+        {"strategy": "append", "format": "iceberg"}, compliance={"data_residency": ["eu"], "gdpr": True}
+    )
+    del doc["materialization"]
+    frame = spark.createDataFrame([(1, "a@x", "s", "2026-01-01T00:00:00Z")], SCHEMA)
+    monkeypatch.setenv("LAKELOGIC_REGION", "us-east-1")
+    report = DataProcessor(doc, spark=spark).run(frame).report
+    assert report.compliance == {"data_residency": ["eu"], "gdpr": True}
+    assert any("us-east-1" in w and "data_residency" in w for w in report.warnings), report.warnings
+    monkeypatch.setenv("LAKELOGIC_REGION", "EU-west-1")
+    report = DataProcessor(doc, spark=spark).run(frame).report
+    assert not any("data_residency" in w for w in report.warnings), report.warnings
