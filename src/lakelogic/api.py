@@ -132,10 +132,17 @@ class DataProcessor:
             source_window=read_window,
             env=env,
         )
-        outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
-        # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
         from lakelogic.notify import notify_run
 
+        try:
+            outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
+        except Exception as exc:
+            # an unexpected failure still tells the channels subscribed to `failure`, then propagates
+            failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
+            if isinstance(failed, RunReport):
+                notify_run(self.contract, failed)
+            raise
+        # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
         notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
 

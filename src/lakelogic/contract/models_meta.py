@@ -87,6 +87,11 @@ class Notification(OLCModel):
     body_template_file: str | None = None
     template_context: dict[str, Any] = Field(default_factory=dict)  # free-form
 
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _null_targets(cls, value: Any) -> Any:
+        return [] if value is None else value  # the JSON Schema allows null
+
     @model_validator(mode="after")
     def _inline_or_file(self) -> Notification:
         for base in ("subject_template", "message_template", "body_template"):

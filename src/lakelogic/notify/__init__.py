@@ -5,9 +5,12 @@ makes a strict contract's channels unusable (a load error, SEMANTICS §16)."""
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlsplit
+
 from lakelogic.contract.models import Contract
 from lakelogic.errors import Problem
-from lakelogic.notify.channels import Channel, check_channels, resolve_channels
+from lakelogic.notify.channels import Channel, Subscription, check_channels, entry_templates, resolve_channels
 from lakelogic.notify.deliver import Message, deliver
 from lakelogic.notify.events import fired_events
 from lakelogic.notify.render import render_message, run_context, template_problem
@@ -17,33 +20,47 @@ __all__ = ["Channel", "check_channels", "contract_problems", "notify_run", "reso
 
 
 def contract_problems(contract: Contract, *, file: str | None = None) -> list[Problem]:
-    """Unusable channels of a strict contract and template syntax errors of any contract."""
+    """Unusable channels of a strict contract, and template syntax errors of every entry (strict or not)."""
     problems = check_channels(contract, file=file)
     quarantine = contract.quarantine
     where = file or (str(contract.source_file) if contract.source_file else "<contract>")
-    if quarantine is not None and quarantine.notifications_enabled:
-        channels, _ = resolve_channels(contract)
-        seen: set[str] = set()
-        for channel in channels:
-            for key, text in (
-                ("subject_template", channel.templates.subject),
-                ("message_template", channel.templates.message),
-                ("body_template", channel.templates.body),
-            ):
-                reason = template_problem(text) if text else None
-                path = f"{channel.yaml_path}.{key}"
-                if reason is not None and path not in seen:
-                    seen.add(path)
-                    problems.append(Problem(file=where, path=path, message=reason))
+    if quarantine is None or not quarantine.notifications_enabled:
+        return problems
+    for i, note in enumerate(quarantine.notifications):
+        templates = entry_templates(note, contract.contract_dir, f"quarantine.notifications[{i}]", [])
+        for key, text in (
+            ("subject_template", templates.subject),
+            ("message_template", templates.message),
+            ("body_template", templates.body),
+        ):
+            reason = template_problem(text) if text else None
+            if reason is not None:
+                problems.append(
+                    Problem(file=where, path=f"quarantine.notifications[{i}].{key}", message=reason)
+                )
     return problems
 
 
 def notify_run(contract: Contract, report: RunReport) -> list[NotificationResult]:
     """Deliver the run's events to the subscribed channels; results (and unusable channels of a
-    non-strict contract, as warnings) go into ``report``. Never raises for a delivery problem."""
+    non-strict contract, as warnings) go into ``report``. Never raises: a notification problem must not
+    change the outcome of a run whose data may already be committed."""
+    try:
+        return _notify(contract, report)
+    except Exception as exc:  # noqa: BLE001 - reported on the run, never raised (SEMANTICS §16)
+        report.warnings.append(f"notifications failed: {type(exc).__name__}")
+        return []
+
+
+def _notify(contract: Contract, report: RunReport) -> list[NotificationResult]:
     channels, problems = resolve_channels(contract)
     for problem in problems:
-        report.warnings.append(f"notification channel not used: {problem.path}: {problem.message}")
+        if problem.path.endswith("_file"):
+            report.warnings.append(
+                f"notification template not used (the default is): {problem.path}: {problem.message}"
+            )
+        else:
+            report.warnings.append(f"notification channel not used: {problem.path}: {problem.message}")
     events = fired_events(report)
     if not channels or not events:
         return []
@@ -55,23 +72,45 @@ def notify_run(contract: Contract, report: RunReport) -> list[NotificationResult
     results: list[NotificationResult] = []
     for event in events:
         for channel in channels:
-            if event not in channel.events:
+            subscription = channel.subscriptions.get(event)
+            if subscription is None:
                 continue
-            context = {**base, "event": event, "template_context": channel.template_context}
-            error: str | None
-            try:
-                subject, text, body = render_message(channel.templates, context)
-            except Exception as exc:  # noqa: BLE001 - a template that fails to render is a failed delivery
-                error = f"template: {type(exc).__name__}: {exc}"
-            else:
-                try:
-                    destination = channel.resolved_destination()
-                except Exception as exc:  # noqa: BLE001 - e.g. a secret that disappeared since load
-                    error = f"destination: {type(exc).__name__}: {exc}"
-                else:
-                    error = deliver(channel.type, destination, Message(event, subject, text, body, facts))
+            error = _deliver_one(channel, subscription, event, base, facts)
             results.append(
                 NotificationResult(event=event, channel=channel.label, delivered=error is None, error=error)
             )
     report.notifications.extend(results)
     return results
+
+
+def _deliver_one(
+    channel: Channel, subscription: Subscription, event: str, base: dict[str, Any], facts: dict[str, Any]
+) -> str | None:
+    context = {**base, "event": event, "template_context": subscription.template_context}
+    try:
+        subject, text, body = render_message(subscription.templates, context)
+    except Exception as exc:  # noqa: BLE001 - a template that fails to render is a failed delivery
+        return f"template: {type(exc).__name__}: {exc}"
+    try:
+        destination = channel.resolved_destination()
+    except Exception as exc:  # noqa: BLE001 - e.g. a secret that disappeared since load
+        return f"destination: {type(exc).__name__}"
+    error = deliver(channel.type, destination, Message(event, subject, text, body, facts))
+    return scrub(error, destination) if error is not None else None
+
+
+def scrub(text: str, destination: str) -> str:
+    """``text`` without any part of the resolved destination that may be secret (a webhook's path and
+    query, user info, the whole value): error messages of HTTP libraries quote the URL they called."""
+    parts = urlsplit(destination)
+    secrets = [
+        destination,
+        parts.path if len(parts.path) > 1 else "",
+        parts.query,
+        parts.netloc.split("@")[0],
+    ]
+    if parts.scheme.lower() not in ("http", "https"):
+        secrets.append(parts.netloc)
+    for secret in sorted((s for s in secrets if s and len(s) > 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

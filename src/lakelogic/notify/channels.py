@@ -14,6 +14,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
+from email.utils import getaddresses
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,14 +37,27 @@ class Templates:
     body: str | None = None
 
 
+@dataclass(frozen=True)
+class Subscription:
+    """What one notification entry says for one event: its texts and where it was written."""
+
+    templates: Templates
+    template_context: dict[str, Any]
+    yaml_path: str
+
+
 @dataclass
 class Channel:
+    """One destination. Entries repeating a destination are merged; for each event the last entry
+    subscribing to it decides the texts (later entries and inheriting contracts override)."""
+
     type: str
     destination: str  # as written: a secret reference stays a reference
-    events: set[str]
-    templates: Templates
-    template_context: dict[str, Any] = field(default_factory=dict)
-    yaml_path: str = ""
+    subscriptions: dict[str, Subscription] = field(default_factory=dict)
+
+    @property
+    def events(self) -> set[str]:
+        return set(self.subscriptions)
 
     @property
     def label(self) -> str:
@@ -60,11 +74,16 @@ class Channel:
 
 
 def display_destination(destination: str) -> str:
+    """A destination as the report may show it: references as written, e-mail addresses, http(s) URLs as
+    scheme://host; any other URL as its scheme only (services such as pover:// or tgram:// carry their
+    token where a host would be)."""
     if is_reference(destination) or _EMAIL.match(destination):
         return destination
     parts = urlsplit(destination)
-    if parts.scheme:
+    if parts.scheme.lower() in ("http", "https"):
         return f"{parts.scheme}://{parts.hostname or ''}"
+    if parts.scheme:
+        return f"{parts.scheme}://***"
     return "***"
 
 
@@ -73,15 +92,13 @@ def contact_addresses(contract: Contract) -> list[str]:
     contact = contract.info.contact
     values = [contact] if isinstance(contact, str) else list((contact or {}).values())
     found: list[str] = []
-    for value in values:
-        for part in re.split(r"[,;\s]+", str(value)):
-            address = part.removeprefix("mailto:")
-            if _EMAIL.match(address) and address not in found:
-                found.append(address)
+    for _, address in getaddresses([str(v).replace("mailto:", "") for v in values]):
+        if _EMAIL.match(address) and address.lower() not in (f.lower() for f in found):
+            found.append(address)
     return found
 
 
-def _templates(note: Notification, base_dir: Path, path: str, problems: list[Problem]) -> Templates:
+def entry_templates(note: Notification, base_dir: Path, path: str, problems: list[Problem]) -> Templates:
     texts: dict[str, str | None] = {}
     for key in _TEMPLATE_KEYS:
         text = getattr(note, key)
@@ -90,7 +107,7 @@ def _templates(note: Notification, base_dir: Path, path: str, problems: list[Pro
             file = Path(file_name) if Path(file_name).is_absolute() else base_dir / file_name
             try:
                 text = file.read_text(encoding="utf-8")
-            except OSError as exc:
+            except (OSError, UnicodeDecodeError) as exc:
                 problems.append(_problem(f"{path}.{key}_file", f"template file not readable: {exc}"))
         texts[key] = text
     return Templates(texts["subject_template"], texts["message_template"], texts["body_template"])
@@ -106,6 +123,8 @@ def _destination_problem(kind: str, destination: str) -> str | None:
         value = resolve_secret(destination) if is_reference(destination) else destination
     except LakeLogicError as exc:
         return f"the secret cannot be resolved: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - a registered vault resolver may fail in any way
+        return f"the secret cannot be resolved: {type(exc).__name__}"
     if not value.strip():
         return "the destination is empty"
     scheme = urlsplit(value).scheme.lower()
@@ -139,12 +158,17 @@ def _apprise_problem(url: str) -> str | None:
     finally:
         log.disabled = was_disabled
     if service is None:
-        scheme = urlsplit(url).scheme or url
-        return (
-            f"no notification service understands {scheme!r} "
-            "(an Apprise URL such as slack://, msteams://, mailto://)"
-        )
+        scheme = urlsplit(url).scheme
+        what = f"{scheme!r}" if scheme else "a destination without a scheme"
+        return f"no notification service understands {what} (an Apprise URL such as slack://, msteams://, mailto://)"
     return None
+
+
+def _same_destination(kind: str, destination: str) -> str:
+    """The de-duplication form: e-mail addresses without ``mailto:`` and case."""
+    if kind in EMAIL_TYPES and _EMAIL.match(destination.removeprefix("mailto:")):
+        return destination.removeprefix("mailto:").lower()
+    return destination
 
 
 def resolve_channels(contract: Contract) -> tuple[list[Channel], list[Problem]]:
@@ -159,7 +183,7 @@ def resolve_channels(contract: Contract) -> tuple[list[Channel], list[Problem]]:
     contacts = contact_addresses(contract)
     for i, note in enumerate(quarantine.notifications):
         path = f"quarantine.notifications[{i}]"
-        templates = _templates(note, contract.contract_dir, path, problems)
+        templates = entry_templates(note, contract.contract_dir, path, problems)
         destinations = note.destinations
         if note.type == "console":
             destinations = ["console"]
@@ -171,25 +195,18 @@ def resolve_channels(contract: Contract) -> tuple[list[Channel], list[Problem]]:
             )
             problems.append(_problem(path, "the channel has no destination", allowed=allowed))
             continue
-        events = {NOTIFICATION_EVENT_ALIASES.get(e, e) for e in note.on_events}
+        events = [NOTIFICATION_EVENT_ALIASES.get(e, e) for e in note.on_events]
+        subscription = Subscription(templates, dict(note.template_context), path)
         for destination in destinations:
             reason = None if note.type == "console" else _destination_problem(note.type, destination)
             if reason is not None:
                 shown = display_destination(destination)
                 problems.append(_problem(path, f"{note.type} channel {shown}: {reason}"))
                 continue
-            key = (note.type, destination)
-            if key in channels:
-                channels[key].events |= events
-                continue
-            channels[key] = Channel(
-                type=note.type,
-                destination=destination,
-                events=set(events),
-                templates=templates,
-                template_context=dict(note.template_context),
-                yaml_path=path,
-            )
+            key = (note.type, _same_destination(note.type, destination))
+            channel = channels.setdefault(key, Channel(type=note.type, destination=destination))
+            for event in events:
+                channel.subscriptions[event] = subscription
     return list(channels.values()), problems
 
 

@@ -62,7 +62,10 @@ def template_problem(text: str) -> str | None:
 def run_context(contract: Contract, report: RunReport) -> dict[str, Any]:
     """The variables every template sees (plus ``event`` and ``template_context``, added per message)."""
     dumped = report.model_dump(mode="json")
-    failing = sorted((r for r in report.rules if r.failed > 0), key=lambda r: -r.failed)
+    # info rules are counted and logged only (SEMANTICS §10.2); errors and warnings are listed
+    failing = sorted(
+        (r for r in report.rules if r.failed > 0 and r.severity != "info"), key=lambda r: -r.failed
+    )
     failed_rules = [
         {"name": r.name, "category": r.category, "severity": r.severity, "count": r.failed} for r in failing
     ]

@@ -45,6 +45,29 @@ def _notification_key(item: Any) -> str:
     return json.dumps([item.get("type", "apprise"), sorted(str(d) for d in dests if d)])
 
 
+_DEFAULT_EVENTS = ["quarantine", "failure"]
+
+
+def _concat_channels(current: list[Any], overlay: list[Any]) -> list[Any]:
+    """Channels of a lower layer, then the overlay's. A channel the overlay repeats (same type and
+    destinations) is merged in place: the overlay's settings win, and it is subscribed to the events
+    of both (a contract repeating a domain channel adds its events, it does not lose them)."""
+    joined = list(current)
+    index = {_notification_key(item): i for i, item in enumerate(joined)}
+    for item in overlay:
+        key = _notification_key(item)
+        if key not in index:
+            index[key] = len(joined)
+            joined.append(item)
+            continue
+        earlier = joined[index[key]]
+        if isinstance(earlier, Mapping) and isinstance(item, Mapping):
+            events = list(earlier.get("on_events") or _DEFAULT_EVENTS)
+            events += [e for e in (item.get("on_events") or _DEFAULT_EVENTS) if e not in events]
+            joined[index[key]] = {**earlier, **item, "on_events": events}
+    return joined
+
+
 def leaf_paths(value: Any, path: str = "") -> list[str]:
     """Every leaf path of a nested mapping (lists are leaves)."""
     if isinstance(value, Mapping) and value:
@@ -118,9 +141,7 @@ class Merger:
             if isinstance(value, Mapping) and isinstance(current, dict) and value:
                 self._merge_into(current, value, child, source, hierarchy)
             elif key in CONCAT_KEYS and isinstance(value, list) and isinstance(current, list):
-                seen = {_notification_key(item) for item in current}
-                joined = list(current) + [i for i in value if _notification_key(i) not in seen]
-                target[key] = copy.deepcopy(joined)
+                target[key] = copy.deepcopy(_concat_channels(current, value))
                 self._drop_below(child)
                 self.origins[child] = Origin(source, "concatenated")
             else:

@@ -103,7 +103,25 @@ def find_hierarchy(contract_path: Path) -> tuple[Path | None, Path | None]:
     return domain, system
 
 
-def _hierarchy_layers(doc: DomainFile | SystemFile, layer: str | None) -> list[tuple[str, Any]]:
+_TEMPLATE_FILE_KEYS = ("subject_template_file", "message_template_file", "body_template_file")
+
+
+def _anchored(channel: Any, base: Path) -> Any:
+    """A hierarchy channel with its template files made absolute: they are relative to the file that
+    declares the channel, not to each contract that inherits it."""
+    if not isinstance(channel, Mapping):
+        return channel
+    out = dict(channel)
+    for key in _TEMPLATE_FILE_KEYS:
+        value = out.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            out[key] = str((base / value).resolve())
+    return out
+
+
+def _hierarchy_layers(
+    doc: DomainFile | SystemFile, layer: str | None, base: Path | None = None
+) -> list[tuple[str, Any]]:
     """``(contract path, value)`` pairs a hierarchy file contributes, in merge order."""
     out: list[tuple[str, Any]] = []
     if doc.ownership is not None:
@@ -124,7 +142,13 @@ def _hierarchy_layers(doc: DomainFile | SystemFile, layer: str | None) -> list[t
     if doc.server and layer and doc.server.get(layer):
         out.append(("server", doc.server[layer]))
     if doc.notifications and doc.notifications_enabled is not False:
-        out.append(("quarantine.notifications", list(doc.notifications)))
+        channels = list(doc.notifications)
+        out.append(
+            ("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels)
+        )
+    if doc.notifications_enabled is False:
+        # the master switch (DRIVER §2.2, locked): silences every channel of every contract below
+        out.append(("quarantine.notifications_enabled", False))
     if doc.slo and layer:
         fresh = (doc.slo.get("freshness") or {}).get(layer)
         if isinstance(fresh, Mapping) and fresh.get("max_delay_minutes") is not None:
@@ -190,12 +214,14 @@ def _merge(
             merger.add({"info": {"system": doc.system}}, source, hierarchy=True)
             if doc.domain and domain is None:
                 merger.add({"info": {"domain": doc.domain}}, source, hierarchy=True)
-        for at, value in _hierarchy_layers(doc, layer):
+        for at, value in _hierarchy_layers(doc, layer, file.parent):
             if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
                 continue
             merger.add(value, source, hierarchy=True, at=at)
         if isinstance(doc, DomainFile):
             locked["info.domain"] = doc.domain
+            if doc.notifications_enabled is False:
+                locked["quarantine.notifications_enabled"] = False
             for lpath in doc.locked:
                 if has_path(merger.data, lpath):
                     locked[lpath] = get_path(merger.data, lpath)

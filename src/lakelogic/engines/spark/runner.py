@@ -169,6 +169,8 @@ def run_contract(
         if outcome.evaluation is not None:
             outcome.evaluation.release()
         if user is None:
+            if isinstance(exc, Exception):  # the failed report rides along, so the API can still notify
+                exc.__dict__.setdefault("lakelogic_report", report)
             raise
         return outcome
     _add_timings(report, progress)

@@ -1,0 +1,215 @@
+"""Secrets stay out of reports, channels merge per event, hierarchy channels, and nothing a channel does
+can break a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+
+from lakelogic.api import DataProcessor
+from lakelogic.contract.hierarchy import resolve_effective
+from lakelogic.contract.loader import load_contract
+from lakelogic.contract.secrets import register_secret_resolver
+from lakelogic.errors import ContractError
+from lakelogic.notify import contract_problems, notify_run, resolve_channels
+from lakelogic.report import Counts, RuleResult, RunReport
+from tests.notify.servers import http_receiver
+
+
+def _doc(notifications: list[dict[str, Any]], **quarantine: Any) -> dict[str, Any]:
+    return {
+        "version": "1.0.0",
+        "info": {"title": "Orders", "contact": "Data Team <Data@Example.com>, data@example.com"},
+        "model": {"fields": [{"name": "id", "type": "integer"}]},
+        "quarantine": {"notifications": notifications, **quarantine},
+    }
+
+
+def _report() -> RunReport:
+    report = RunReport(run_id="r-1", contract="orders")
+    report.counts = Counts(source=3, good=2, quarantined=1)
+    report.rules = [
+        RuleResult(
+            name="loud", category="validity", severity="error", phase="pre", origin="x", sql="", failed=1
+        ),
+        RuleResult(
+            name="quiet", category="validity", severity="info", phase="pre", origin="x", sql="", failed=3
+        ),
+    ]
+    return report
+
+
+def test_delivery_errors_and_labels_never_show_the_secret_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOK_UNDER_TEST", "http://127.0.0.1:9/services/T000/B000/SECRET2")
+    contract = load_contract(
+        _doc([{"type": "webhook", "target": "env:HOOK_UNDER_TEST", "on_events": ["success"]}])
+    )
+    [result] = notify_run(contract, _report())
+    assert result.delivered is False and result.error
+    assert "SECRET2" not in result.error and "/services/" not in result.error
+    assert result.channel == "webhook:env:HOOK_UNDER_TEST"
+    channels, _ = resolve_channels(load_contract(_doc([{"target": "pover://userkey@APPTOKENSECRET"}])))
+    assert [c.label for c in channels] == ["apprise:pover://***"]
+    monkeypatch.setenv("HOOK_NO_SCHEME", "hooks.example.com/services/SECRETVALUE")
+    with pytest.raises(ContractError) as info:
+        DataProcessor(_doc([{"target": "env:HOOK_NO_SCHEME"}]))
+    assert "SECRETVALUE" not in str(info.value)
+
+
+def test_entries_for_one_destination_merge_per_event_and_each_template_is_checked() -> None:
+    with http_receiver() as (url, received):
+        contract = load_contract(
+            _doc(
+                [
+                    {
+                        "type": "webhook",
+                        "url": url,
+                        "on_events": ["success"],
+                        "subject_template": "A {{ event }}",
+                    },
+                    {
+                        "type": "webhook",
+                        "url": url,
+                        "on_events": ["quarantine"],
+                        "subject_template": "B {{ event }}",
+                    },
+                ]
+            )
+        )
+        results = notify_run(contract, _report())
+    assert [r.event for r in results] == ["success", "quarantine"]
+    assert [body["subject"] for _, _, body in received.posts] == ["A success", "B quarantine"]
+    broken = _doc(
+        [{"type": "console"}, {"type": "console", "on_events": ["success"], "subject_template": "{{ x"}]
+    )
+    with pytest.raises(ContractError) as info:
+        DataProcessor(broken)
+    assert info.value.problems[0].path == "quarantine.notifications[1].subject_template"
+
+
+def test_owner_contacts_with_display_names_are_one_addressee() -> None:
+    channels, problems = resolve_channels(load_contract(_doc([{"type": "email"}])))
+    assert problems == [] and [c.destination for c in channels] == ["Data@Example.com"]
+
+
+def test_a_failing_vault_resolver_or_template_file_never_breaks_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    calls: list[int] = []
+
+    def flaky(rest: str) -> str:
+        calls.append(1)
+        if len(calls) > 2:  # fine while the contract loads, gone when the run ends
+            raise RuntimeError("vault unreachable")
+        return "https://hooks.example.com/x"
+
+    from lakelogic.contract import secrets
+
+    monkeypatch.setattr(secrets, "_RESOLVERS", dict(secrets._RESOLVERS))
+    register_secret_resolver("keyvault", flaky)
+    hook = [{"type": "webhook", "target": "keyvault://team/hook", "on_events": ["success"]}]
+    contract = DataProcessor(_doc(hook)).contract
+    report = _report()
+    results = notify_run(contract, report)  # must not raise: the failure is reported on the run
+    reported = [r.error or "" for r in results if not r.delivered] + report.warnings
+    assert any("RuntimeError" in text for text in reported), reported
+    assert not any(r.delivered for r in results)
+    bad = tmp_path / "latin1.j2"
+    bad.write_bytes(b"caf\xe9 {{ contract }}")
+    doc = _doc([{"type": "console", "message_template_file": str(bad)}])
+    problems = contract_problems(load_contract(doc))
+    assert problems and problems[0].path.endswith("message_template_file")
+    lenient = load_contract(
+        _doc(
+            [{"type": "console", "on_events": ["success"], "message_template_file": "/nope.j2"}],
+            strict_notifications=False,
+        )
+    )
+    report = _report()
+    assert [r.delivered for r in notify_run(lenient, report)] == [True]
+    assert any("template not used (the default is)" in w for w in report.warnings), report.warnings
+
+
+def test_info_rules_are_not_listed_and_null_targets_are_accepted(capsys: pytest.CaptureFixture[str]) -> None:
+    contract = load_contract(_doc([{"type": "console", "targets": None, "on_events": ["quarantine"]}]))
+    notify_run(contract, _report())
+    err = capsys.readouterr().err
+    assert "loud" in err and "quiet" not in err
+
+
+def test_unexpected_run_errors_still_notify_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakelogic.engines.spark import runner
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(runner, "_run", broken)
+    with http_receiver() as (url, received):
+        processor = DataProcessor(
+            _doc([{"type": "webhook", "url": url, "on_events": ["failure"]}]), spark=object()
+        )  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError, match="disk on fire"):
+            processor.run()
+    [(_, _, body)] = received.posts
+    assert body["event"] == "failure" and "disk on fire" in body["message"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dedent(text), encoding="utf-8")
+    return path
+
+
+def _project(tmp_path: Path, domain_extra: str) -> Path:
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    _write(tmp_path / "retail" / "_domain.yaml", "domain: retail\n" + dedent(domain_extra))
+    _write(tmp_path / "retail" / "crm" / "_system.yaml", "system: crm\ndomain: retail\n")
+    return tmp_path / "retail" / "crm" / "silver" / "orders.yaml"
+
+
+CONTRACT = """\
+version: 1.0.0
+info: {title: Orders}
+model:
+  fields:
+    - {name: id, type: integer}
+"""
+
+
+def test_hierarchy_channels_anchor_templates_and_merge_with_the_contracts(tmp_path: Path) -> None:
+    path = _project(
+        tmp_path,
+        """\
+        notifications:
+          - type: webhook
+            url: "https://hooks.example.com/a"
+            on_events: [failure]
+            message_template_file: templates/msg.j2
+        """,
+    )
+    _write(tmp_path / "retail" / "templates" / "msg.j2", "domain says {{ event }}")
+    _write(
+        path,
+        CONTRACT
+        + "quarantine:\n  notifications:\n"
+        + '    - {type: webhook, url: "https://hooks.example.com/a", on_events: [quarantine]}\n',
+    )
+    contract = resolve_effective(path).contract
+    assert contract_problems(contract) == []
+    [channel] = resolve_channels(contract)[0]
+    assert channel.events == {"failure", "quarantine"}  # the contract adds its events to the domain's
+
+
+def test_a_domain_master_switch_silences_every_contract(tmp_path: Path) -> None:
+    path = _project(tmp_path, "notifications_enabled: false\nnotifications:\n  - {type: console}\n")
+    _write(path, CONTRACT + "quarantine:\n  notifications:\n    - {type: console, on_events: [success]}\n")
+    contract = resolve_effective(path).contract
+    assert contract.quarantine.notifications_enabled is False
+    assert resolve_channels(contract) == ([], [])
+    _write(path, CONTRACT + "quarantine:\n  notifications_enabled: true\n")
+    with pytest.raises(ContractError):
+        resolve_effective(path)
