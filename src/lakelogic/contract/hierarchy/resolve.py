@@ -143,9 +143,7 @@ def _hierarchy_layers(
         out.append(("server", doc.server[layer]))
     if doc.notifications and doc.notifications_enabled is not False:
         channels = list(doc.notifications)
-        out.append(
-            ("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels)
-        )
+        out.append(("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels))
     if doc.notifications_enabled is False:
         # the master switch (DRIVER §2.2, locked): silences every channel of every contract below
         out.append(("quarantine.notifications_enabled", False))
