@@ -78,9 +78,9 @@ def test_availability_without_a_field_is_the_share_of_good_runs_in_30_days() -> 
     as_of = datetime(2024, 3, 31, tzinfo=UTC)
     asked: list[Any] = []
 
-    def history(contract: str, since: datetime) -> list[str]:
+    def history(contract: str, since: datetime) -> list[dict[str, Any]]:
         asked.append((contract, since))
-        return ["succeeded", "failed", "no_new_data", "failed"]
+        return [{"status": s} for s in ("succeeded", "failed", "no_new_data", "failed")]
 
     report = RunReport(run_id="r", contract="orders")
     report.status = RunStatus.PARTIAL
@@ -90,3 +90,139 @@ def test_availability_without_a_field_is_the_share_of_good_runs_in_30_days() -> 
     )
     assert (result.passed, result.observed) == (True, 0.6)  # 3 of 5 runs, this one included
     assert asked == [("orders", as_of - timedelta(days=30))]
+
+
+def _report(**counts: int) -> Any:
+    from lakelogic.report import Counts, RunReport
+
+    report = RunReport(run_id="now", contract="orders")
+    report.counts = Counts(**counts)
+    return report
+
+
+def test_completeness_compares_good_and_quarantine_ratios_with_the_hierarchy_quality_slo() -> None:
+    from datetime import UTC, datetime
+
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.plan.steps import EvaluateSlos, SloObjective
+
+    step = EvaluateSlos(
+        yaml_path="slo",
+        objectives=(SloObjective("completeness", min_good_ratio=0.9, max_quarantine_ratio=0.1),),
+    )
+
+    def measure(**counts: int) -> Any:
+        (result,) = evaluate_slos(
+            step, published=lambda: None, batch=None, report=_report(**counts), as_of=datetime.now(UTC)
+        )
+        return result
+
+    assert measure(source=10, good=9, quarantined=1).passed is True
+    breached = measure(source=10, good=8, quarantined=2)
+    assert breached.passed is False and breached.observed == {"good_ratio": 0.8, "quarantine_ratio": 0.2}
+    assert measure(source=0).passed is None  # nothing judged: not a breach
+
+
+def test_volume_anomaly_against_the_median_of_earlier_successful_runs() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.plan.steps import EvaluateSlos, SloObjective
+
+    as_of = datetime(2026, 11, 20, tzinfo=UTC)  # a Friday
+    rows = [
+        {
+            "run_id": f"r{i}",
+            "status": status,
+            "counts_good": good,
+            "started_at": as_of - timedelta(days=i + 1),
+        }
+        for i, (status, good) in enumerate(
+            [
+                ("succeeded", 100),
+                ("failed", 5),
+                ("succeeded", 0),
+                ("succeeded", 110),
+                ("succeeded", 90),
+                ("succeeded", 100),
+                ("succeeded", 7000),
+                ("succeeded", 95),
+            ]
+        )
+    ]
+
+    def measure(good: int, **settings: Any) -> Any:
+        objective = SloObjective("volume_anomaly", **settings)
+        (result,) = evaluate_slos(
+            EvaluateSlos(yaml_path="slo", objectives=(objective,)),
+            published=lambda: None,
+            batch=None,
+            report=_report(source=good, good=good),
+            as_of=as_of,
+            history=lambda contract, since: [r for r in rows if r["started_at"] >= since],
+        )
+        return result
+
+    normal = measure(120)
+    assert normal.passed is True  # failed and zero-row runs are no baseline: median(100,110,90,100,7000,95)
+    assert normal.observed["baseline"] == 100.0 and normal.observed["baseline_runs"] == 6
+    low = measure(40)
+    assert (low.passed, low.severity, low.observed["ratio"]) == (False, "warning", 0.4)
+    empty = measure(0)
+    assert (empty.passed, empty.severity) == (False, "critical")
+    assert measure(400, critical_ratio=3.0).severity == "critical"
+    assert measure(40, min_runs_before_enforcement=7).passed is None  # not enough history yet
+    assert measure(40, lookback_days=3).passed is None  # only 2 successful runs with rows in 3 days
+    seasonal = measure(100, method="seasonal_median", min_runs_before_enforcement=1)
+    assert seasonal.observed["baseline_runs"] == 1 and seasonal.observed["baseline"] == 7000.0  # a week back
+
+
+def test_hierarchy_slo_quality_and_anomaly_compile_into_objectives(tmp_path: Path) -> None:
+    from textwrap import dedent
+
+    from lakelogic.contract.hierarchy import resolve_effective
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.plan.steps import EvaluateSlos
+
+    def write(path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text))
+        return path
+
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    write(
+        tmp_path / "retail" / "_domain.yaml",
+        """\
+        domain: retail
+        slo:
+          quality: {min_good_ratio: 0.9}
+          row_count:
+            silver:
+              anomaly: {method: rolling_average, min_runs_before_enforcement: 3}
+              exclude_tables: [skipped]
+        """,
+    )
+    write(
+        tmp_path / "retail" / "crm" / "_system.yaml",
+        "system: crm\ndomain: retail\nslo: {quality: {max_quarantine_ratio: 0.2}}\n",
+    )
+    body = (
+        "version: 1.0.0\ninfo: {{title: {t}, table_name: {t}, target_layer: silver}}\n"
+        "model: {{fields: [{{name: id, type: integer}}]}}\n"
+    )
+    orders = write(tmp_path / "retail" / "crm" / "silver" / "orders.yaml", body.format(t="orders"))
+    [step] = compile_contract(resolve_effective(orders).contract).of_kind(EvaluateSlos)
+    completeness, anomaly = step.objectives
+    assert (completeness.objective, completeness.min_good_ratio, completeness.max_quarantine_ratio) == (
+        "completeness",
+        0.9,
+        0.2,
+    )
+    assert (anomaly.objective, anomaly.method, anomaly.min_runs_before_enforcement) == (
+        "volume_anomaly",
+        "rolling_average",
+        3,
+    )
+    skipped = write(tmp_path / "retail" / "crm" / "silver" / "skipped.yaml", body.format(t="skipped"))
+    [step] = compile_contract(resolve_effective(skipped).contract).of_kind(EvaluateSlos)
+    assert [o.objective for o in step.objectives] == ["completeness"]  # excluded from the anomaly check

@@ -213,3 +213,21 @@ def test_a_domain_master_switch_silences_every_contract(tmp_path: Path) -> None:
     _write(path, CONTRACT + "quarantine:\n  notifications_enabled: true\n")
     with pytest.raises(ContractError):
         resolve_effective(path)
+
+
+def test_ownership_contacts_become_failure_and_slo_breach_channels(tmp_path: Path) -> None:
+    path = _project(
+        tmp_path,
+        """\
+        ownership:
+          contacts:
+            - {name: On call, email: oncall@example.com, slack: "#retail", webhook: "https://hooks.example.com/r"}
+        """,
+    )
+    _write(path, CONTRACT)
+    channels, problems = resolve_channels(resolve_effective(path).contract)
+    assert problems == []
+    assert sorted((c.type, c.destination, tuple(sorted(c.events))) for c in channels) == [
+        ("email", "oncall@example.com", ("failure", "slo_breach")),
+        ("webhook", "https://hooks.example.com/r", ("failure", "slo_breach")),
+    ]  # a Slack channel name needs a bot token the hierarchy cannot know: it stays documentation

@@ -75,6 +75,8 @@ class Contract(OLCModel):
     _source_file: Path | None = PrivateAttr(default=None)
     # the hierarchy environment's `region` (DRIVER §2.5), for the §18 data_residency check
     _environment_region: str | None = PrivateAttr(default=None)
+    # hierarchy `slo` settings without a contract key: quality (completeness), row_count anomaly (§15)
+    _hierarchy_slo: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     # --- document-level normalisation ------------------------------------------------------
 
@@ -218,6 +220,11 @@ class Contract(OLCModel):
     def source_file(self) -> Path | None:
         """The YAML file this contract was loaded from (None for in-memory documents)."""
         return self._source_file
+
+    @property
+    def hierarchy_slo(self) -> dict[str, Any]:
+        """``{"quality": {...}, "anomaly": {...}}`` from the domain/system ``slo`` block, when present."""
+        return dict(self._hierarchy_slo)
 
     @property
     def environment_region(self) -> str | None:

@@ -53,14 +53,21 @@ def _bad_duration(value: Any, yaml_path: str) -> PlanError:
 
 def compile_slos(contract: Any) -> EvaluateSlos | None:
     levels = opt(contract, "service_levels")
-    if levels is None:
+    extras = getattr(contract, "hierarchy_slo", None) or {}
+    if levels is None and not extras:
         return None
     problems = PlanProblems()  # every objective's problem, not only the first
     objectives: list[SloObjective] = []
-    for key, build in (("freshness", _freshness), ("availability", _availability), ("row_count", _row_count)):
+    builders = (("freshness", _freshness), ("availability", _availability), ("row_count", _row_count))
+    for key, build in builders if levels is not None else ():
         value = opt(levels, key)
         if value is not None:
             objective = problems.attempt(partial(build, value), None)
+            if objective is not None:
+                objectives.append(objective)
+    for key, build in (("quality", _completeness), ("anomaly", _volume_anomaly)):
+        if extras.get(key):
+            objective = problems.attempt(partial(build, extras[key]), None)
             if objective is not None:
                 objectives.append(objective)
     problems.raise_if_any()
@@ -127,3 +134,66 @@ def _row_count(value: Any) -> SloObjective:
         skip_reprocess_days=int(opt(value, "skip_reprocess_days", 3)),
         description=opt(value, "description"),
     )
+
+
+def _ratio(value: Any, path: str) -> float:
+    try:
+        ratio = float(value)
+    except (TypeError, ValueError):
+        raise PlanError(f"{value!r} is not a ratio", yaml_path=path, hint="0.95, or 95 (percent)") from None
+    ratio = ratio / 100 if ratio > 1 else ratio
+    if not 0 <= ratio <= 1:
+        raise PlanError(f"{value!r} is outside 0..1 (or 0..100 %)", yaml_path=path)
+    return ratio
+
+
+def _completeness(value: dict[str, Any]) -> SloObjective:
+    """Hierarchy ``slo.quality``: good/(good+quarantined) >= min_good_ratio and quarantine_ratio <=
+    max_quarantine_ratio (defaults 0.95 and 0.05)."""
+    path = "slo.quality"
+    return SloObjective(
+        objective="completeness",
+        min_good_ratio=_ratio(value.get("min_good_ratio", 0.95), f"{path}.min_good_ratio"),
+        max_quarantine_ratio=_ratio(value.get("max_quarantine_ratio", 0.05), f"{path}.max_quarantine_ratio"),
+        description=value.get("description"),
+    )
+
+
+ANOMALY_METHODS = ("median", "rolling_average", "seasonal_median")
+
+
+def _volume_anomaly(value: dict[str, Any]) -> SloObjective:
+    """Hierarchy ``slo.row_count.<layer>.anomaly``: this run's count against the baseline of earlier
+    successful runs."""
+    path = "slo.row_count.anomaly"
+    method = str(value.get("method", "median"))
+    if method not in ANOMALY_METHODS:
+        raise PlanError(
+            f"unknown anomaly method {method!r}", yaml_path=f"{path}.method", hint=", ".join(ANOMALY_METHODS)
+        )
+    try:
+        low, high = float(value.get("min_ratio", 0.5)), float(value.get("max_ratio", 2.0))
+        critical = value.get("critical_ratio")
+        objective = SloObjective(
+            objective="volume_anomaly",
+            check_field=str(value.get("check_field") or "counts_good"),
+            method=method,
+            lookback_runs=int(value.get("lookback_runs", 14)),
+            lookback_days=int(value.get("lookback_days", 35)),
+            min_ratio=low,
+            max_ratio=high,
+            min_runs_before_enforcement=int(value.get("min_runs_before_enforcement", 5)),
+            critical_ratio=None if critical is None else float(critical),
+        )
+    except (TypeError, ValueError) as exc:
+        raise PlanError(f"anomaly settings must be numbers: {exc}", yaml_path=path) from None
+    if not 0 <= low <= 1 <= high:
+        raise PlanError(f"min_ratio {low} and max_ratio {high} must bracket 1", yaml_path=path)
+    check = objective.check_field
+    if not check.startswith("counts_") or check.removeprefix("counts_") not in RUN_COUNTS:
+        raise PlanError(
+            f"anomaly check_field {check!r} names no run count",
+            yaml_path=f"{path}.check_field",
+            hint=", ".join(f"counts_{c}" for c in RUN_COUNTS),
+        )
+    return objective

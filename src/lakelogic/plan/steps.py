@@ -301,7 +301,7 @@ class SloObjective:
     """One ``service_levels`` objective (SEMANTICS §15). ``threshold``: seconds for freshness, a ratio in
     0..1 for availability; ``threshold_text`` as written."""
 
-    objective: Literal["freshness", "availability", "row_count"]
+    objective: Literal["freshness", "availability", "row_count", "completeness", "volume_anomaly"]
     field: str | None = None
     threshold: float | None = None
     threshold_text: str | None = None
@@ -310,6 +310,17 @@ class SloObjective:
     check_field: str = "counts_good"
     skip_reprocess_days: int = 3
     description: str | None = None
+    # completeness (hierarchy slo.quality)
+    min_good_ratio: float | None = None
+    max_quarantine_ratio: float | None = None
+    # volume anomaly (hierarchy slo.row_count.<layer>.anomaly)
+    method: str = "median"
+    lookback_runs: int = 14
+    lookback_days: int = 35
+    min_ratio: float = 0.5
+    max_ratio: float = 2.0
+    min_runs_before_enforcement: int = 5
+    critical_ratio: float | None = None
 
 
 @dataclass(frozen=True)

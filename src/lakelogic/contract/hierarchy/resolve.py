@@ -119,6 +119,59 @@ def _anchored(channel: Any, base: Path) -> Any:
     return out
 
 
+CONTACT_EVENTS = ["failure", "slo_breach"]
+
+
+def _contact_channels(doc: DomainFile | SystemFile) -> list[dict[str, Any]]:
+    """Ownership contacts become channels for ``failure`` and ``slo_breach`` (DRIVER §2.2): an e-mail
+    address, and Slack/Teams/webhook values that are URLs. A Slack channel name (``#team``) needs a bot
+    token the hierarchy cannot know about, so it stays documentation."""
+    if doc.ownership is None:
+        return []
+    out: list[dict[str, Any]] = []
+    for contact in doc.ownership.contacts:
+        if contact.email:
+            out.append({"type": "email", "to": contact.email, "on_events": list(CONTACT_EVENTS)})
+        for kind in ("slack", "teams", "webhook"):
+            value = getattr(contact, kind)
+            if value and "://" in value:
+                out.append({"type": kind, "url": value, "on_events": list(CONTACT_EVENTS)})
+    return out
+
+
+def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[str, Any]:
+    """The hierarchy ``slo`` settings with no v1 contract key (SEMANTICS §15): ``quality`` (completeness)
+    and ``row_count.<layer>.anomaly``; a system's keys override its domain's. ``include_tables`` /
+    ``exclude_tables`` of the layer's row_count block decide whether the anomaly check applies here."""
+    quality: dict[str, Any] = {}
+    anomaly: dict[str, Any] = {}
+    check_field: str | None = None
+    for level in levels:
+        if level is None or not level[0].slo:
+            continue
+        slo = level[0].slo
+        if isinstance(slo.get("quality"), Mapping):
+            quality.update(slo["quality"])
+        rows = (slo.get("row_count") or {}).get(layer) if layer else None
+        if isinstance(rows, Mapping) and _applies(rows, table):
+            if isinstance(rows.get("anomaly"), Mapping):
+                anomaly.update(rows["anomaly"])
+            check_field = rows.get("check_field", check_field)
+    out: dict[str, Any] = {}
+    if quality:
+        out["quality"] = quality
+    if anomaly and anomaly.get("enabled", True) is not False:
+        out["anomaly"] = {**anomaly, "check_field": check_field or "counts_good"}
+    return out
+
+
+def _applies(block: Mapping[str, Any], table: str) -> bool:
+    include, exclude = block.get("include_tables"), block.get("exclude_tables")
+    if include and table not in include:
+        return False
+    return not (exclude and table in exclude)
+
+
 def _hierarchy_layers(
     doc: DomainFile | SystemFile, layer: str | None, base: Path | None = None
 ) -> list[tuple[str, Any]]:
@@ -141,8 +194,9 @@ def _hierarchy_layers(
                 out.append(("materialization", doc.materialization[key]))
     if doc.server and layer and doc.server.get(layer):
         out.append(("server", doc.server[layer]))
-    if doc.notifications and doc.notifications_enabled is not False:
-        channels = list(doc.notifications)
+    contact_channels = _contact_channels(doc)
+    if (doc.notifications or contact_channels) and doc.notifications_enabled is not False:
+        channels = list(doc.notifications or []) + contact_channels
         out.append(("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels))
     if doc.notifications_enabled is False:
         # the master switch (DRIVER §2.2, locked): silences every channel of every contract below
@@ -356,6 +410,9 @@ def resolve_effective(
     contract._source_file = path
     region = values.get("region")
     contract._environment_region = str(region) if region else None
+    contract._hierarchy_slo = _slo_extras(
+        levels, the_layer, contract.info.table_name or contract.contract_name
+    )
     return EffectiveContract(
         contract=contract,
         data=bound,

@@ -359,7 +359,7 @@ def _service_levels(
             return _target_frame(spark, contract, request)
         return good
 
-    def history(name: str, since: datetime) -> list[str] | None:
+    def history(name: str, since: datetime) -> list[dict[str, Any]] | None:
         return _run_history(getattr(contract, "metadata", None), name, since)
 
     with progress.stage("slo"):
@@ -376,9 +376,9 @@ def _target_frame(spark: SparkSession, contract: Any, request: RunRequest) -> Da
     return adapter.read() if adapter.exists() else None
 
 
-def _run_history(metadata: Any, contract: str, since: datetime) -> list[str] | None:
-    """Statuses of the contract's runs since ``since`` in the run log it records to (None: no run log
-    yet); resets and skipped runs are no runs."""
+def _run_history(metadata: Any, contract: str, since: datetime) -> list[dict[str, Any]] | None:
+    """The contract's run-log rows since ``since``, newest first, in the run log it records to (None: no
+    run log yet); resets and skipped runs are no runs."""
     from lakelogic.runlog import store_for_metadata
 
     store = store_for_metadata(metadata if isinstance(metadata, dict) else None)
@@ -386,11 +386,16 @@ def _run_history(metadata: Any, contract: str, since: datetime) -> list[str] | N
         return None
     rows = store.query(contract=contract)
     return [
-        str(r["status"])
+        r
         for r in rows
         if str(r["status"]) not in ("reset", "skipped")
-        and (r.get("started_at") is None or r["started_at"] >= since)
+        and (r.get("started_at") is None or _aware(r["started_at"]) >= since)
     ]
+
+
+def _aware(value: Any) -> Any:
+    """Run-log timestamps are naive UTC; compare them with the run's aware clock."""
+    return value.replace(tzinfo=UTC) if isinstance(value, datetime) and value.tzinfo is None else value
 
 
 def _post_ingestion(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from statistics import mean, median
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -22,8 +24,9 @@ from lakelogic.report import RunReport, ServiceLevelResult
 AVAILABLE_STATUSES = ("succeeded", "partial", "no_new_data")
 HISTORY_DAYS = 30
 
-# (contract, since) -> statuses of the contract's earlier runs in the run log (None: no run log)
-RunHistory = Callable[[str, datetime], list[str] | None]
+# (contract, since) -> the contract's earlier run-log rows (status, started_at, counts_*), newest first;
+# None when there is no run log
+RunHistory = Callable[[str, datetime], list[dict[str, Any]] | None]
 
 
 def evaluate_slos(
@@ -44,6 +47,12 @@ def evaluate_slos(
         try:
             if objective.objective == "availability" and objective.field is None:
                 results.append(_run_availability(objective, report, as_of, history))
+                continue
+            if objective.objective == "completeness":
+                results.append(_completeness(objective, report))
+                continue
+            if objective.objective == "volume_anomaly":
+                results.append(_volume_anomaly(objective, report, as_of, history))
                 continue
             if objective.objective == "row_count":
                 counted = _row_count(objective, report)
@@ -150,6 +159,71 @@ def _run_availability(
         return _unmeasured(o, report, f"the run log could not be read: {exc.message}")
     if earlier is None:
         return _unmeasured(o, report, "no run log to read the contract's run history from")
-    statuses = [*earlier, str(report.status)]
+    statuses = [*(str(r["status"]) for r in earlier), str(report.status)]
     share = sum(s in AVAILABLE_STATUSES for s in statuses) / len(statuses)
     return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)
+
+
+def _completeness(o: SloObjective, report: RunReport) -> ServiceLevelResult:
+    """good/(good+quarantined) and the quarantine ratio against the hierarchy's ``slo.quality``."""
+    threshold = {"min_good_ratio": o.min_good_ratio, "max_quarantine_ratio": o.max_quarantine_ratio}
+    counts = report.counts
+    judged = counts.good + counts.quarantined
+    if judged == 0:
+        return ServiceLevelResult(objective=o.objective, passed=None, observed="no rows", threshold=threshold)
+    good_ratio = counts.good / judged
+    quarantine_ratio = counts.quarantine_ratio
+    passed = good_ratio >= (o.min_good_ratio or 0) and quarantine_ratio <= (o.max_quarantine_ratio or 1)
+    observed = {"good_ratio": round(good_ratio, 6), "quarantine_ratio": round(quarantine_ratio, 6)}
+    return ServiceLevelResult(objective=o.objective, passed=passed, observed=observed, threshold=threshold)
+
+
+def _volume_anomaly(
+    o: SloObjective, report: RunReport, as_of: datetime, history: RunHistory | None
+) -> ServiceLevelResult:
+    """This run's count against the median (or mean) of earlier successful runs with rows, within
+    ``lookback_days`` and the last ``lookback_runs`` of them (``seasonal_median``: the same weekday).
+    Outside [min_ratio, max_ratio] is a breach; zero rows or beyond ``critical_ratio`` is critical.
+    Before ``min_runs_before_enforcement`` such runs the objective is reported, not enforced."""
+    threshold = {"min_ratio": o.min_ratio, "max_ratio": o.max_ratio, "critical_ratio": o.critical_ratio}
+    column = o.check_field
+    current = getattr(report.counts, column.removeprefix("counts_"), None)
+    if not isinstance(current, int):
+        return _unmeasured(o, report, f"check_field {column!r} names no run count")
+    try:
+        earlier = history(report.contract, as_of - timedelta(days=o.lookback_days)) if history else None
+    except LakeLogicError as exc:
+        return _unmeasured(o, report, f"the run log could not be read: {exc.message}")
+    if earlier is None:
+        return _unmeasured(o, report, "no run log to read the contract's run history from")
+    prior = [
+        r
+        for r in earlier
+        if str(r.get("status")) == "succeeded"
+        and r.get("run_id") != report.run_id
+        and (r.get(column) or 0) > 0
+        and (o.method != "seasonal_median" or _weekday(r.get("started_at")) == as_of.weekday())
+    ][: o.lookback_runs]
+    values = [int(r[column]) for r in prior]
+    observed: dict[str, Any] = {"rows": current, "baseline_runs": len(values)}
+    if len(values) < o.min_runs_before_enforcement:
+        observed["not_enforced"] = f"{len(values)} of {o.min_runs_before_enforcement} runs of history"
+        return ServiceLevelResult(objective=o.objective, passed=None, observed=observed, threshold=threshold)
+    baseline = mean(values) if o.method == "rolling_average" else median(values)
+    ratio = current / baseline
+    observed.update(baseline=round(float(baseline), 3), ratio=round(ratio, 6))
+    passed = o.min_ratio <= ratio <= o.max_ratio
+    critical = current == 0 or (
+        o.critical_ratio is not None and (ratio >= o.critical_ratio or ratio <= 1 / o.critical_ratio)
+    )
+    return ServiceLevelResult(
+        objective=o.objective,
+        passed=passed and not critical,
+        observed=observed,
+        threshold=threshold,
+        severity="critical" if critical else "warning",
+    )
+
+
+def _weekday(value: Any) -> int | None:
+    return value.weekday() if isinstance(value, datetime) else None
