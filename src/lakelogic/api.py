@@ -180,8 +180,15 @@ class DataProcessor:
         self, *, dry_run: bool = False, target: str | None = None, env: str | None = None
     ) -> RetentionResult:
         """Delete the target rows older than ``compliance.retention.period`` by its ``column`` (§18)."""
-        from lakelogic.tables.forget import apply_retention
+        from lakelogic.plan.retention import retention_policy
+        from lakelogic.tables.forget import ErasureRequestError, apply_retention
 
+        # a contract without a policy (or with a malformed one) fails before Spark starts
+        if retention_policy(self.contract) is None:
+            raise ErasureRequestError(
+                "the contract has no compliance.retention",
+                hint="add compliance: {retention: {period: P90D, column: <a date or timestamp column>}}",
+            )
         return apply_retention(self.spark, self.contract, dry_run=dry_run, target=target, env=env)
 
 

@@ -263,3 +263,86 @@ def test_runs_carry_compliance_and_warn_when_the_region_is_outside_data_residenc
     monkeypatch.setenv("LAKELOGIC_REGION", "EU-west-1")
     report = DataProcessor(doc, spark=spark).run(frame).report
     assert not any("data_residency" in w for w in report.warnings), report.warnings
+
+
+@pytest.mark.spark
+def test_ids_are_typed_strictly_and_delta_matches_every_column_type(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review findings: ids convert with the runtime's strict casts (7.9 is no integer; 7 and 007 are one
+    subject), delta-rs matches decimal/double/timestamp subjects, and its hash equals run-time masking
+    even for a salt with a quote and a backslash."""
+    monkeypatch.setenv("LAKELOGIC_PII_SALT", "it's\\pep")
+    fields = [
+        {"name": "k", "type": "bigint", "required": True},
+        {"name": "d", "type": "decimal(10,2)"},
+        {"name": "f", "type": "double"},
+        {"name": "ts", "type": "timestamp"},
+        {"name": "email", "type": "string", "pii": True},
+        {"name": "email2", "type": "string", "masking": "hash"},
+    ]
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Typed"},
+        "dataset": f"typed_{uuid.uuid4().hex[:8]}",
+        "model": {"fields": fields},
+        "materialization": {"strategy": "append", "format": "delta"},
+        "quarantine": {"location": str(tmp_path / "q")},
+    }
+    target = str(tmp_path / "typed")
+    processor = DataProcessor(doc, spark=spark)
+    frame = spark.createDataFrame(
+        [
+            (7, "12.50", 1.0, "2024-01-02T03:04:05Z", "x@y", "x@y"),
+            (8, "3.00", 2.5, "2024-01-03T00:00:00Z", "z@y", "z@y"),
+        ],
+        "k bigint, d string, f double, ts string, email string, email2 string",
+    )
+    assert processor.run(frame, materialize=True, target=target).report.error is None
+    from deltalake import DeltaTable
+
+    def rows() -> dict[int, dict[str, Any]]:
+        return {r["k"]: r for r in DeltaTable(target).to_pyarrow_table().to_pylist()}
+
+    with pytest.raises(ErasureRequestError, match=r"7\.9"):
+        processor.forget("k", ["7.9"], target=target)
+    hashed = processor.forget("k", ["7", "007"], strategy="hash", target=target)
+    assert hashed.subject_count == 1 and hashed.tables[0].rows_affected == 1, hashed.tables
+    assert rows()[7]["email"] == rows()[7]["email2"]  # erasure's hash = run-time masking's hash
+    assert rows()[8]["email"] == "z@y"
+    for column, ident in (("d", "12.5"), ("f", "1"), ("ts", "2024-01-02T03:04:05Z")):
+        result = processor.forget(column, [ident], strategy="redact", target=target)
+        assert result.tables[0].rows_affected == 1, (column, result.tables)
+    assert rows()[7]["email"] == "***REDACTED***" and rows()[8]["email"] == "z@y"
+
+
+@pytest.mark.spark
+def test_retention_on_delta_and_independent_of_the_session_time_zone(spark: Any, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    now = datetime.now(UTC).replace(microsecond=0)
+    doc = _doc(
+        {"strategy": "append", "format": "delta"},
+        compliance={"retention": {"period": "P10D", "column": "updated_at"}},
+        quarantine={"location": str(tmp_path / "q")},
+    )
+    target = str(tmp_path / "kept")
+    stamps = [now - timedelta(days=10, hours=3), now - timedelta(days=10) + timedelta(hours=3)]
+    rows = [(i, "a@x", "s", t.strftime("%Y-%m-%dT%H:%M:%SZ")) for i, t in enumerate(stamps)]
+    processor = DataProcessor(doc, spark=spark)
+    assert (
+        processor.run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=target).report.error
+        is None
+    )
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for other in ("America/Los_Angeles", "Asia/Tokyo"):
+            spark.conf.set("spark.sql.session.timeZone", other)
+            assert processor.apply_retention(dry_run=True, target=target).rows_deleted == 1, other
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    done = processor.apply_retention(target=target)
+    assert (done.status, done.rows_deleted) == ("succeeded", 1)
+    from deltalake import DeltaTable
+
+    assert [r["customer_id"] for r in DeltaTable(target).to_pyarrow_table().to_pylist()] == [1]

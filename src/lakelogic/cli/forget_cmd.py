@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
                 target=target,
                 env=env,
             )
-        except (LakeLogicError, OSError) as exc:
+        except (LakeLogicError, OSError, UnicodeDecodeError) as exc:
             err.print(f"[red]error[/red]: {exc}")
             raise typer.Exit(2) from None
         if as_json:
@@ -81,7 +81,9 @@ def register(app: typer.Typer) -> None:
                     t.table, t.role, t.status, str(t.rows_affected), ", ".join(t.columns), t.error or ""
                 )
             console.print(table)
-            console.print(f"evidence: {result.evidence_table}")
+            console.print(
+                f"evidence: {result.evidence_table or 'NOT WRITTEN: ' + str(result.evidence_error)}"
+            )
             for warning in result.warnings:
                 console.print(f"[yellow]warning:[/yellow] {warning}")
         raise typer.Exit(0 if result.status == "succeeded" else 1)

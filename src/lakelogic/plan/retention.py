@@ -76,7 +76,7 @@ def retention_policy(contract: Any) -> RetentionPolicy | None:
             hint="ISO 8601 (P90D, P1Y, P6M, PT12H) or a number with a unit (90d, 12h, 2w, 1y)",
         )
     fields = {f.name for f in contract.model.fields}
-    if column not in fields:
+    if column not in fields and not column.startswith("_lakelogic_"):  # lineage columns are written too
         raise PlanError(
             f"retention column {column!r} is not a model field",
             yaml_path=f"{path}.column",

@@ -36,11 +36,13 @@ _HEX64 = "^[0-9a-f]{64}$"
 class ErasureRequest:
     contract: str
     subject_column: str
-    subject_ids: tuple[str, ...]  # distinct, as text
+    subject_ids: tuple[str, ...]  # distinct canonical texts of the typed ids (what the evidence hashes)
     strategy: str
     columns: tuple[str, ...]
     reason: str | None = None
     requested_by: str | None = None
+    # the ids as values of the subject column's type (set by typed_subject_ids before any table is touched)
+    subject_values: tuple[Any, ...] = ()
     erasure_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     requested_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -83,7 +85,7 @@ def _column_type(schema: StructType, column: str) -> Any:
 def _spark_value(strategy: str, column: str, data_type: Any, salt: str) -> str:
     col = f"t.{quote_ident(column)}"
     if strategy == "nullify":
-        return f"CAST(NULL AS {data_type.simpleString()})"
+        return f"CASE WHEN false THEN {col} END"  # NULL of the column's own type, whatever it is
     if strategy == "redact":
         return f"CASE WHEN {col} IS NOT NULL THEN {sql_string(REDACTED)} END"
     return (
@@ -97,11 +99,16 @@ def _datafusion_value(strategy: str, column: str, salt: str) -> str:
     if strategy == "nullify":
         return "NULL"
     if strategy == "redact":
-        return f"CASE WHEN {col} IS NOT NULL THEN {sql_string(REDACTED)} END"
+        return f"CASE WHEN {col} IS NOT NULL THEN {_df_string(REDACTED)} END"
     return (
-        f"CASE WHEN {col} IS NULL THEN NULL WHEN regexp_like({col}, {sql_string(_HEX64)}) THEN {col} "
-        f"ELSE encode(sha256(concat({sql_string(salt)}, {col})), 'hex') END"
+        f"CASE WHEN {col} IS NULL THEN NULL WHEN regexp_like({col}, {_df_string(_HEX64)}) THEN {col} "
+        f"ELSE encode(sha256(concat({_df_string(salt)}, {col})), 'hex') END"
     )
+
+
+def _df_string(text: str) -> str:
+    """A DataFusion (ANSI) string literal: quotes doubled, backslashes literal (not Spark's escaping)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _df_ident(name: str) -> str:
@@ -184,12 +191,16 @@ def _spark_merge(
     salt: str,
     stamp: CommitStamp,
 ) -> tuple[int, str | None]:
+    from pyspark.sql.types import StructField, StructType
+
     view = f"_ll_subjects_{uuid.uuid4().hex[:12]}"
-    # the ids are the request's own (a list the caller handed in), not table data
-    ids = spark.createDataFrame([(i,) for i in request.subject_ids], f"{SUBJECT} string")
+    # the request's own ids (a list the caller handed in), already of the column's type; not table data
+    ids = spark.createDataFrame(
+        [(v,) for v in request.subject_values], StructType([StructField(SUBJECT, subject_type)])
+    )
     ids.createOrReplaceTempView(view)
     subject = quote_ident(request.subject_column)
-    typed = f"(SELECT DISTINCT CAST({SUBJECT} AS {subject_type.simpleString()}) AS {SUBJECT} FROM {view})"
+    typed = f"(SELECT DISTINCT {SUBJECT} FROM {view})"
     on = f"t.{subject} = s.{SUBJECT}"
     schema = adapter.schema()
     try:
@@ -217,9 +228,6 @@ def _snapshot(adapter: Any, stamp: CommitStamp) -> str | None:
     return str(adapter.version())
 
 
-_DF_INTEGERS = {"tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "bigint": "BIGINT"}
-
-
 def _delta_rs_merge(
     adapter: Any,
     request: ErasureRequest,
@@ -232,13 +240,10 @@ def _delta_rs_merge(
     from deltalake.transaction import CommitProperties
 
     table = adapter._table()
-    kind = subject_type.simpleString()
-    subject = f"t.{_df_ident(request.subject_column)}"
-    if kind in _DF_INTEGERS:
-        predicate = f"{subject} = CAST(s.{SUBJECT} AS {_DF_INTEGERS[kind]})"
-    else:
-        predicate = f"CAST({subject} AS VARCHAR) = s.{SUBJECT}"
-    source = pa.table({SUBJECT: pa.array(list(request.subject_ids), pa.string())})
+    arrow_type = pa.schema(table.schema().to_arrow()).field(request.subject_column).type
+    values = pa.array(list(request.subject_values)).cast(arrow_type)
+    source = pa.table({SUBJECT: values})
+    predicate = f"t.{_df_ident(request.subject_column)} = s.{SUBJECT}"
     merger = table.merge(
         source=source,
         predicate=predicate,
@@ -254,6 +259,25 @@ def _delta_rs_merge(
         metrics = merger.when_matched_update(updates=updates).execute()
         rows = int(metrics.get("num_target_rows_updated", 0))
     return rows, adapter.version()  # type: ignore[no-any-return]
+
+
+def _older_than_spark(column: str, data_type: Any, cutoff: datetime) -> str:
+    """``column`` before ``cutoff`` (UTC) whatever the session time zone; a date column compares with the
+    cutoff's UTC date (a row dated exactly then is kept, at any hour of the run)."""
+    col = quote_ident(column)
+    if data_type.simpleString() == "date":
+        return f"{col} < DATE {sql_string(cutoff.date().isoformat())}"
+    return f"{col} < CAST({sql_string(cutoff.strftime('%Y-%m-%dT%H:%M:%S.%fZ'))} AS TIMESTAMP)"
+
+
+def _older_than_datafusion(column: str, arrow_type: Any, cutoff: datetime) -> str:
+    col = _df_ident(column)
+    text = str(arrow_type)
+    if text.startswith("date"):
+        return f"{col} < CAST({_df_string(cutoff.date().isoformat())} AS DATE)"
+    zone = 'Some("UTC")' if getattr(arrow_type, "tz", None) else "None"
+    literal = _df_string(cutoff.strftime("%Y-%m-%dT%H:%M:%S.%f") + ("Z" if zone != "None" else ""))
+    return f"{col} < arrow_cast({literal}, {_df_string(f'Timestamp(Microsecond, {zone})')})"
 
 
 def delete_older_than(
@@ -276,31 +300,37 @@ def delete_older_than(
     data_type = _column_type(adapter.schema(), column)
     if data_type is None:
         raise TableError(f"{target.name} has no column {column!r}")
-    bound = f"CAST({sql_string(cutoff.strftime('%Y-%m-%d %H:%M:%S.%f'))} AS TIMESTAMP)"
-    condition = f"{quote_ident(column)} < {bound}"
+    if data_type.simpleString() not in ("date", "timestamp", "timestamp_ntz"):
+        raise TableError(
+            f"retention column {column!r} is {data_type.simpleString()}, not a date or timestamp",
+            hint="point compliance.retention.column at a date or timestamp column",
+        )
+    condition = _older_than_spark(column, data_type, cutoff)
+    kind = type(adapter).__name__
+    if kind not in ("IcebergTable", "NativeDeltaTable", "DeltaRsTable"):
+        raise UnsupportedError(
+            f"retention deletes need a table format with row-level commits; {target.format} has none",
+            hint="materialize the contract as iceberg or delta",
+        )
     expired = adapter.read().where(condition).count()
     outcome.rows_affected = expired
     outcome.status = "succeeded"
     if dry_run or expired == 0:
         return outcome
     stamp = _stamp(f"retention-{uuid.uuid4()}", contract, "retention")
-    kind = type(adapter).__name__
-    if kind in ("IcebergTable", "NativeDeltaTable"):
-        adapter.commit_sql(f"DELETE FROM {adapter.sql_name} WHERE {condition}", stamp)
-        outcome.snapshot = _snapshot(adapter, stamp)
-    elif kind == "DeltaRsTable":
+    if kind == "DeltaRsTable":
+        import pyarrow as pa
         from deltalake.transaction import CommitProperties
 
-        literal = sql_string(cutoff.strftime("%Y-%m-%dT%H:%M:%S.%f"))
-        adapter._table().delete(
-            f"{_df_ident(column)} < CAST({literal} AS TIMESTAMP)",
+        table = adapter._table()
+        arrow_type = pa.schema(table.schema().to_arrow()).field(column).type
+        metrics = table.delete(
+            _older_than_datafusion(column, arrow_type, cutoff),
             commit_properties=CommitProperties(custom_metadata=stamp.properties()),
         )
-        outcome.snapshot = adapter.version()
+        outcome.rows_affected = int(metrics.get("num_deleted_rows", expired))
     else:
-        raise UnsupportedError(
-            f"retention deletes need a table format with row-level commits; {target.format} has none",
-            hint="materialize the contract as iceberg or delta",
-        )
+        adapter.commit_sql(f"DELETE FROM {adapter.sql_name} WHERE {condition}", stamp)
+    outcome.snapshot = _snapshot(adapter, stamp)
     outcome.executed_at = datetime.now(UTC)
     return outcome

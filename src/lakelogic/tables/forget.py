@@ -42,12 +42,15 @@ class ErasureResult:
     columns: list[str]
     tables: list[TableOutcome]
     evidence_table: str | None = None
+    evidence_error: str | None = None  # the erasure committed but its evidence row could not be written
     warnings: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        """``failed`` when a table failed, else ``succeeded`` (absent tables are skipped, not failed)."""
-        return "failed" if any(t.status == "failed" for t in self.tables) else "succeeded"
+        """``failed`` when a table failed or the evidence is missing, else ``succeeded`` (absent tables
+        are skipped, not failed)."""
+        failed = self.evidence_error is not None or any(t.status == "failed" for t in self.tables)
+        return "failed" if failed else "succeeded"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -121,6 +124,61 @@ def _current_user() -> str | None:
         return None
 
 
+def typed_subject_ids(spark: SparkSession, contract: Any, request: ErasureRequest) -> ErasureRequest:
+    """The request with its ids converted to the subject column's type by the runtime's strict casts
+    (§5.3: ``7.9`` is no integer, ``12.504`` no ``decimal(10,2)``): ids that do not convert are refused
+    before any table is touched, and ids naming the same value (``7``, ``007``) are one subject."""
+    from dataclasses import replace as with_values
+
+    from pyspark.sql.types import StringType
+
+    from lakelogic.engines.spark.casting import strict_cast_sql
+    from lakelogic.types import parse_type
+
+    field = next(f for f in contract.model.fields if f.name == request.subject_column)
+    logical = parse_type(str(field.type))
+    typed = strict_cast_sql("raw", StringType(), logical)
+    kind = logical.kind
+    exact = f"unix_micros({typed})" if kind in ("timestamp", "timestamp_ntz") else f"CAST({typed} AS STRING)"
+    # the request's own ids (handed in by the caller), not table data
+    rows = (
+        spark.createDataFrame([(i,) for i in request.subject_ids], "raw string")
+        .selectExpr("raw", f"{exact} AS value")
+        .collect()
+    )
+    refused = [str(r["raw"]) for r in rows if r["value"] is None]
+    if refused:
+        raise ErasureRequestError(
+            f"subject id(s) {', '.join(repr(r) for r in refused[:5])}"
+            f"{' …' if len(refused) > 5 else ''} are not values of {request.subject_column} ({field.type})",
+            hint="give ids exactly as the column's type reads them",
+        )
+    values: dict[str, Any] = {}
+    for row in rows:
+        value = _python_value(kind, row["value"])
+        values.setdefault(value.isoformat() if hasattr(value, "isoformat") else str(value), value)
+    return with_values(request, subject_ids=tuple(values), subject_values=tuple(values.values()))
+
+
+def _python_value(kind: str, text: Any) -> Any:
+    from datetime import date, timedelta
+    from decimal import Decimal
+
+    if kind in ("timestamp", "timestamp_ntz"):
+        instant = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(text))
+        return instant if kind == "timestamp" else instant.replace(tzinfo=None)
+    converters: dict[str, Any] = {
+        "integer": int,
+        "bigint": int,
+        "double": float,
+        "float": float,
+        "decimal": Decimal,
+        "date": date.fromisoformat,
+        "boolean": lambda t: t == "true",
+    }
+    return converters.get(kind, str)(text)
+
+
 def forget_subjects(
     spark: SparkSession,
     contract: Any,
@@ -135,11 +193,17 @@ def forget_subjects(
     from lakelogic.tables.erasure_evidence import write_evidence
 
     warnings: list[str] = []
+    request = typed_subject_ids(spark, contract, request)
     salt = pii_salt(warnings=warnings) if request.strategy == "hash" else ""
     resolved = resolve_target(contract, target=target, env=env)
     sinks = [(resolved, "target")] + ([(resolved.quarantine, "quarantine")] if resolved.quarantine else [])
     outcomes = [erase_table(spark, sink, request, role=role, salt=salt) for sink, role in sinks]
-    evidence = write_evidence(spark, resolved, request, outcomes)
+    evidence: str | None = None
+    evidence_error: str | None = None
+    try:
+        evidence = write_evidence(spark, resolved, request, outcomes)
+    except Exception as exc:  # noqa: BLE001 - the commits stand; the missing evidence is the result's failure
+        evidence_error = f"{type(exc).__name__}: {exc}"
     return ErasureResult(
         erasure_id=request.erasure_id,
         strategy=request.strategy,
@@ -149,6 +213,7 @@ def forget_subjects(
         columns=list(request.columns),
         tables=outcomes,
         evidence_table=evidence,
+        evidence_error=evidence_error,
         warnings=warnings,
     )
 
