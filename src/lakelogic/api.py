@@ -111,9 +111,11 @@ class DataProcessor:
         pipeline_run_id: str | None = None,
         window: Any = None,
         env: str | None = None,
+        link_cache: Any = None,
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
-        ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``)."""
+        ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``). ``link_cache``: a
+        pipeline run's reference cache (DRIVER §12), shared by the contracts of one driver run."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
 
@@ -131,6 +133,7 @@ class DataProcessor:
             window=read_window.bounds() if read_window is not None else None,
             source_window=read_window,
             env=env,
+            link_cache=link_cache,
         )
         from lakelogic.notify import notify_run
 

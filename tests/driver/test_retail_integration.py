@@ -45,7 +45,7 @@ def retail(tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_gate_blocks_exactly_its_dependents(retail: Path, spark: Any, tmp_path: Path) -> None:
     pipeline = load_pipeline([retail / "contracts"])
     store = DuckDBRunLogStore(tmp_path / "runlog.duckdb")
-    runner, cancel = spark_contract_runner(spark)
+    runner, cancel = spark_contract_runner(spark, cache_references=True)
     run = PipelineRun(
         pipeline.dag,
         runner,
@@ -59,6 +59,10 @@ def test_gate_blocks_exactly_its_dependents(retail: Path, spark: Any, tmp_path: 
     out = result.outcomes
     failures = {n: o.error for n, o in out.items() if o.status == "failed"}
     assert failures == {}
+    cache = runner.cache  # type: ignore[attr-defined]
+    assert cache.loads >= 1  # the reference links of the contracts that ran went through the cache
+    runner.close()  # type: ignore[attr-defined]
+    assert cache.frames == {}
 
     gated = out["silver.silver_pos_orders"]
     assert gated.status == "partial" and gated.gated

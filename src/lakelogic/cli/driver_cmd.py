@@ -82,6 +82,11 @@ def main(
     backfill_end_date: str | None = typer.Option(None, "--backfill-end-date"),
     backfill_granularity: str = typer.Option("day", "--backfill-granularity"),
     retries: int = typer.Option(0, "--retries", min=0),
+    cache_references: bool = typer.Option(
+        False,
+        "--cache-references",
+        help="Load each reference link once per pipeline run and reuse it across contracts (DRIVER §12).",
+    ),
     retry_backoff: float = typer.Option(1.0, "--retry-backoff"),
     retry_max_delay: float = typer.Option(60.0, "--retry-max-delay"),
     entity_timeout_minutes: float | None = typer.Option(None, "--entity-timeout-minutes"),
@@ -200,7 +205,7 @@ def main(
         raise typer.Exit(0)
 
     try:
-        runner, cancel = spark_runner(engine)
+        runner, cancel = spark_runner(engine, cache_references=cache_references)
     except LakeLogicError as exc:
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
@@ -244,9 +249,14 @@ def main(
             state.save()
         if exporter is not None:
             exporter.start(run_id, engine, env)
-        result = _execute(
-            pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed, exporter
-        )
+        try:
+            result = _execute(
+                pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed, exporter
+            )
+        finally:
+            close = getattr(runner, "close", None)
+            if callable(close):
+                close()  # the reference cache lives for one pipeline run
         label = fixed.label if fixed else spec.mode
         summary = build_summary(
             result, pipeline.dag, engine=engine, environment=env, window_label=label, backfill_id=backfill_id

@@ -62,12 +62,12 @@ def window_spec(
     return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
 
 
-def spark_runner(engine: str) -> tuple[ContractRunner, Any]:
+def spark_runner(engine: str, *, cache_references: bool = False) -> tuple[ContractRunner, Any]:
     if engine != "spark":
         raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
     from lakelogic.driver.spark_runner import spark_contract_runner
 
-    return spark_contract_runner(spark_for(engine), engine=engine)
+    return spark_contract_runner(spark_for(engine), engine=engine, cache_references=cache_references)
 
 
 def spark_for(engine: str) -> Any:

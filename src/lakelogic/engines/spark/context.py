@@ -35,3 +35,5 @@ class SparkRunContext:
     # what the read did with it (lakelogic.sources.window_apply.SourceWindowState, for the report).
     source_window: Any = None
     source_window_state: Any = None
+    # the pipeline run's reference cache (lakelogic.engines.spark.link_cache), None when not caching
+    link_cache: Any = None

@@ -177,7 +177,7 @@ class PlanExecutor:
         self.files_read = outcome.files_read
         if outcome.frame is None:
             return ev
-        self.ctx.links.update(load_links(self.ctx.spark, self._link_steps()))
+        self.ctx.links.update(load_links(self.ctx.spark, self._link_steps(), self.ctx.link_cache))
         frame = outcome.frame
         if read_step is not None:
             frame = flatten_nested(frame, read_step.flatten_nested)

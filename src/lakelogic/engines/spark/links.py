@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lakelogic.engines.spark.link_cache import LinkCache
 from lakelogic.errors import PlanError, SourceError
 from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import LoadLink
@@ -64,5 +65,10 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
     return F.broadcast(frame) if step.broadcast else frame
 
 
-def load_links(spark: SparkSession, steps: Sequence[LoadLink]) -> dict[str, DataFrame]:
-    return {step.name: load_link(spark, step) for step in steps}
+def load_links(
+    spark: SparkSession, steps: Sequence[LoadLink], cache: LinkCache | None = None
+) -> dict[str, DataFrame]:
+    """Each link of the run; through the pipeline run's reference cache when one is given (DRIVER §12)."""
+    if cache is None:
+        return {step.name: load_link(spark, step) for step in steps}
+    return {step.name: cache.get(step, lambda s: load_link(spark, s)) for step in steps}

@@ -74,6 +74,8 @@ class RunRequest:
     env: str | None = None
     # The window with its label (lakelogic.sources.windows.ReadWindow) for the source reader.
     source_window: Any = None
+    # The pipeline run's reference cache (DRIVER §12; lakelogic.engines.spark.link_cache.LinkCache).
+    link_cache: Any = None
 
 
 @dataclass
@@ -254,6 +256,7 @@ def _run(
         contract_dir=getattr(contract, "contract_dir", None),
         pipeline_run_id=request.pipeline_run_id,
     )
+    ctx.link_cache = request.link_cache
     ctx.source_window = request.source_window or ReadWindow.of(request.window)
     if ctx.source_window is None:  # standalone: the contract's watermark_strategy bounds the read (§3.4)
         ctx.source_window = _standalone_window(spark, contract, plan, as_of, request, report)

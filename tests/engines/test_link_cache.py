@@ -1,0 +1,68 @@
+"""DRIVER §12: a pipeline run's reference cache loads each link once, keyed by what decides its rows, and
+drops a link when its location is committed to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelogic.api import DataProcessor
+from lakelogic.driver.spark_runner import wants_reference_cache
+from lakelogic.engines.spark.link_cache import LinkCache
+
+pytestmark = pytest.mark.spark
+
+
+def _doc(link_path: Path, **link: Any) -> dict[str, Any]:
+    return {
+        "version": "1.0.0",
+        "info": {"title": "Orders"},
+        "model": {"fields": [{"name": "id", "type": "integer"}, {"name": "customer", "type": "string"}]},
+        "links": [{"name": "customers", "path": str(link_path), "type": "parquet", **link}],
+        "quality": {
+            "row_rules": [
+                {"referential_integrity": {"field": "customer", "reference": "customers", "key": "code"}}
+            ]
+        },
+    }
+
+
+def test_links_load_once_per_pipeline_run_and_a_commit_to_their_location_drops_them(
+    spark: Any, tmp_path: Path
+) -> None:
+    link = tmp_path / "customers"
+    spark.createDataFrame([("a",), ("b",)], "code string").write.parquet(str(link))
+    batch = spark.createDataFrame([(1, "a"), (2, "c")], "id int, customer string")
+    cache = LinkCache()
+
+    def quarantined(doc: dict[str, Any]) -> int:
+        return DataProcessor(doc, spark=spark).run(batch, link_cache=cache).report.counts.quarantined
+
+    assert quarantined(_doc(link)) == 1
+    assert quarantined(_doc(link)) == 1
+    assert (cache.loads, cache.hits) == (1, 1)
+    assert quarantined(_doc(link, filter="code = 'a'")) == 1  # another filter: another entry
+    assert cache.loads == 2
+
+    # a writer outside Spark (Spark recaches paths it writes itself): the cached link keeps its rows
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"code": ["c"]}), link / "part-from-elsewhere.parquet")
+    assert quarantined(_doc(link)) == 1, "a cached link keeps the rows of its first load"
+    assert cache.invalidate(f"file://{link}/") == 2  # both entries of that location, however spelt
+    assert quarantined(_doc(link)) == 0  # reloaded: customer c exists now
+    cache.release()
+    assert cache.frames == {}
+
+
+def test_contracts_opt_in_through_metadata_or_the_driver_flag() -> None:
+    class Contract:
+        def __init__(self, metadata: dict[str, Any]) -> None:
+            self.metadata = metadata
+
+    assert wants_reference_cache(Contract({"cache_reference_links": True}), False)
+    assert not wants_reference_cache(Contract({}), False)
+    assert wants_reference_cache(Contract({}), True)
