@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "plan": BASE | {"contract"},
     "sources": BASE | {"contract"},
     "runlog": BASE,
-    "notify": BASE | {"contract"},
+    "notify": BASE | {"contract", "runlog"},
     "tables": BASE | {"plan", "contract", "engines"},
     "engines": BASE | {"plan", "contract", "tables", "runlog", "sources"},
     "api": BASE | {"plan", "contract", "engines", "tables", "sources", "runlog", "notify"},

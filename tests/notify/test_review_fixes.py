@@ -231,3 +231,41 @@ def test_ownership_contacts_become_failure_and_slo_breach_channels(tmp_path: Pat
         ("email", "oncall@example.com", ("failure", "slo_breach")),
         ("webhook", "https://hooks.example.com/r", ("failure", "slo_breach")),
     ]  # a Slack channel name needs a bot token the hierarchy cannot know: it stays documentation
+
+
+def test_slo_alerting_filters_by_severity_suppresses_repeats_and_announces_recovery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from lakelogic import notify
+    from lakelogic.report import ServiceLevelResult
+
+    contract = load_contract(_doc([{"type": "console", "on_events": ["slo_breach"]}]))
+    contract._hierarchy_slo = {"alerting": {"min_severity": "high", "suppress_duplicate_alerts_minutes": 30}}
+    history: list[dict[str, Any]] = []
+    monkeypatch.setattr(notify, "earlier_reports", lambda c, r: history)
+
+    def run(*levels: ServiceLevelResult) -> list[tuple[str, bool, str | None]]:
+        report = _report()
+        report.service_levels = list(levels)
+        return [(r.event, r.delivered, r.error) for r in notify_run(contract, report)]
+
+    warning = ServiceLevelResult(objective="completeness", passed=False, severity="warning")
+    critical = ServiceLevelResult(objective="volume_anomaly", passed=False, severity="critical")
+    fine = ServiceLevelResult(objective="completeness", passed=True)
+    assert run(warning) == []  # below min_severity: no alert
+    assert run(critical) == [("slo_breach", True, None)]
+    now = datetime.now(UTC)
+    history[:] = [
+        {
+            "_started_at": now - timedelta(minutes=5),
+            "service_levels": [{"passed": False, "severity": "critical"}],
+            "notifications": [{"event": "slo_breach", "channel": "console", "delivered": True}],
+        }
+    ]
+    [(event, delivered, error)] = run(critical)
+    assert (event, delivered) == ("slo_breach", False) and "suppressed" in (error or "")
+    assert run(fine) == [("slo_recovery", True, None)]  # the breach is over: say so once
+    history[0]["_started_at"] = now - timedelta(hours=2)
+    assert run(critical) == [("slo_breach", True, None)]  # outside the suppression window

@@ -5,11 +5,13 @@ makes a strict contract's channels unusable (a load error, SEMANTICS §16)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from lakelogic.contract.models import Contract
 from lakelogic.errors import Problem
+from lakelogic.notify.alerting import RECOVERY, Alerting, adjust_events, earlier_reports, recently_alerted
 from lakelogic.notify.channels import Channel, Subscription, check_channels, entry_templates, resolve_channels
 from lakelogic.notify.deliver import Message, deliver
 from lakelogic.notify.events import fired_events
@@ -62,6 +64,11 @@ def _notify(contract: Contract, report: RunReport) -> list[NotificationResult]:
         else:
             report.warnings.append(f"notification channel not used: {problem.path}: {problem.message}")
     events = fired_events(report)
+    alerting = Alerting.of(contract)
+    history: list[dict[str, Any]] = []
+    if alerting is not None and channels and report.service_levels:
+        history = earlier_reports(contract, report)
+        events = adjust_events(alerting, report, events, history)
     if not channels or not events:
         return []
     base = run_context(contract, report)
@@ -70,10 +77,27 @@ def _notify(contract: Contract, report: RunReport) -> list[NotificationResult]:
         for k in ("contract", "status", "run_id", "pipeline_run_id", "counts", "layer", "domain", "system")
     }
     results: list[NotificationResult] = []
+    now = datetime.now(UTC)
     for event in events:
         for channel in channels:
-            subscription = channel.subscriptions.get(event)
+            # a recovery goes where the breach went
+            subscription = channel.subscriptions.get("slo_breach" if event == RECOVERY else event)
             if subscription is None:
+                continue
+            if (
+                alerting is not None
+                and event == "slo_breach"
+                and recently_alerted(alerting, history, channel.label, now)
+            ):
+                minutes = f"{alerting.suppress_minutes:g}"
+                results.append(
+                    NotificationResult(
+                        event=event,
+                        channel=channel.label,
+                        delivered=False,
+                        error=f"suppressed: this channel got slo_breach within {minutes} minutes",
+                    )
+                )
                 continue
             error = _deliver_one(channel, subscription, event, base, facts)
             results.append(

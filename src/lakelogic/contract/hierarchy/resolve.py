@@ -145,6 +145,7 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[st
     ``exclude_tables`` of the layer's row_count block decide whether the anomaly check applies here."""
     quality: dict[str, Any] = {}
     anomaly: dict[str, Any] = {}
+    alerting: dict[str, Any] = {}
     check_field: str | None = None
     for level in levels:
         if level is None or not level[0].slo:
@@ -152,6 +153,8 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[st
         slo = level[0].slo
         if isinstance(slo.get("quality"), Mapping):
             quality.update(slo["quality"])
+        if isinstance(slo.get("alerting"), Mapping):
+            alerting.update(slo["alerting"])
         rows = (slo.get("row_count") or {}).get(layer) if layer else None
         if isinstance(rows, Mapping) and _applies(rows, table):
             if isinstance(rows.get("anomaly"), Mapping):
@@ -162,6 +165,8 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[st
         out["quality"] = quality
     if anomaly and anomaly.get("enabled", True) is not False:
         out["anomaly"] = {**anomaly, "check_field": check_field or "counts_good"}
+    if alerting:
+        out["alerting"] = alerting
     return out
 
 
