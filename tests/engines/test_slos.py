@@ -226,3 +226,95 @@ def test_hierarchy_slo_quality_and_anomaly_compile_into_objectives(tmp_path: Pat
     skipped = write(tmp_path / "retail" / "crm" / "silver" / "skipped.yaml", body.format(t="skipped"))
     [step] = compile_contract(resolve_effective(skipped).contract).of_kind(EvaluateSlos)
     assert [o.objective for o in step.objectives] == ["completeness"]  # excluded from the anomaly check
+
+
+def test_review_fixes_completeness_zero_limit_and_freshness_without_rows() -> None:
+    from datetime import UTC, datetime
+
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.plan.steps import EvaluateSlos, SloObjective
+
+    step = EvaluateSlos(
+        yaml_path="slo",
+        objectives=(
+            SloObjective("completeness", min_good_ratio=0.5, max_quarantine_ratio=0.0),
+            SloObjective("freshness", field="_lakelogic_processed_at", threshold=3600),
+        ),
+    )
+    completeness, freshness = evaluate_slos(
+        step, published=lambda: None, batch=None, report=_report(source=10, good=9, quarantined=1),
+        as_of=datetime.now(UTC),
+    )  # fmt: skip
+    assert completeness.passed is False  # a limit of 0 means no quarantined row at all
+    assert freshness.passed is False  # nothing to be fresh: no rows = breach
+
+
+def _hierarchy(tmp_path: Path, slo: str) -> Path:
+    from textwrap import dedent
+
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    (tmp_path / "retail" / "crm" / "silver").mkdir(parents=True)
+    (tmp_path / "retail" / "_domain.yaml").write_text("domain: retail\n" + dedent(slo))
+    (tmp_path / "retail" / "crm" / "_system.yaml").write_text("system: crm\ndomain: retail\n")
+    for name in ("orders", "customers"):
+        (tmp_path / "retail" / "crm" / "silver" / f"{name}.yaml").write_text(
+            f"version: 1.0.0\ninfo: {{title: {name}, table_name: {name}, target_layer: silver}}\n"
+            "model: {fields: [{name: id, type: integer}]}\n"
+        )
+    return tmp_path / "retail" / "crm" / "silver"
+
+
+def test_review_fixes_hierarchy_table_filters_check_columns_and_anomaly_count(tmp_path: Path) -> None:
+    from lakelogic.contract.hierarchy import resolve_effective
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.plan.steps import EvaluateSlos
+
+    silver = _hierarchy(
+        tmp_path,
+        """\
+        slo:
+          freshness:
+            silver:
+              max_delay_minutes: 60
+              check_columns: [loaded_at, _lakelogic_processed_at]
+              exclude_tables: [orders]
+          row_count:
+            silver: {min_rows: 1, check_field: id, anomaly: {enabled: true}, exclude_tables: [orders]}
+        """,
+    )
+
+    def objectives(name: str) -> dict[str, Any]:
+        steps = compile_contract(resolve_effective(silver / f"{name}.yaml").contract).of_kind(EvaluateSlos)
+        return {o.objective: o for o in (steps[0].objectives if steps else ())}
+
+    assert objectives("orders") == {}  # excluded from freshness, row_count and the anomaly check
+    kept = objectives("customers")
+    assert set(kept) == {"freshness", "row_count", "volume_anomaly"}
+    assert kept["freshness"].candidates == ("loaded_at", "_lakelogic_processed_at")
+    assert kept["volume_anomaly"].check_field == "counts_good"  # a column count is no run count
+
+
+@pytest.mark.spark
+def test_review_fixes_field_availability_is_this_runs_share_and_check_columns_fall_through(
+    spark: Any,
+) -> None:
+    from datetime import UTC, datetime
+
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.plan.steps import EvaluateSlos, SloObjective
+
+    target = spark.createDataFrame([("a", "2026-01-01 00:00:00")] * 3, "email string, seen string")
+    batch = spark.createDataFrame([(None, None)], "email string, seen string")
+    step = EvaluateSlos(
+        yaml_path="slo",
+        objectives=(
+            SloObjective("availability", field="email", threshold=0.9),
+            SloObjective("freshness", field="missing", threshold=3600, candidates=("missing", "seen")),
+        ),
+    )
+    availability, freshness = evaluate_slos(
+        step, published=lambda: target, batch=batch, report=_report(source=1, good=1),
+        as_of=datetime(2026, 1, 1, 0, 30, tzinfo=UTC),
+    )  # fmt: skip
+    assert (availability.passed, availability.observed) == (False, 0.0)  # the batch's share, not the table's
+    assert (freshness.passed, freshness.observed) == (True, 1800.0)  # measured on 'seen'

@@ -59,10 +59,12 @@ def compile_slos(contract: Any) -> EvaluateSlos | None:
     problems = PlanProblems()  # every objective's problem, not only the first
     objectives: list[SloObjective] = []
     builders = (("freshness", _freshness), ("availability", _availability), ("row_count", _row_count))
+    candidates = tuple(extras.get("freshness_candidates") or ())
     for key, build in builders if levels is not None else ():
         value = opt(levels, key)
         if value is not None:
-            objective = problems.attempt(partial(build, value), None)
+            maker = partial(_freshness, value, candidates) if key == "freshness" else partial(build, value)
+            objective = problems.attempt(maker, None)
             if objective is not None:
                 objectives.append(objective)
     for key, build in (("quality", _completeness), ("anomaly", _volume_anomaly)):
@@ -74,20 +76,26 @@ def compile_slos(contract: Any) -> EvaluateSlos | None:
     return EvaluateSlos(yaml_path="service_levels", objectives=tuple(objectives)) if objectives else None
 
 
-def _freshness(value: Any) -> SloObjective:
+def _freshness(value: Any, candidates: tuple[str, ...] = ()) -> SloObjective:
     path = "service_levels.freshness"
     threshold = opt(value, "threshold") if not isinstance(value, (str, int, float)) else value
     if threshold is None:
         raise PlanError("freshness needs a threshold", yaml_path=f"{path}.threshold")
     where = path if isinstance(value, (str, int, float)) else f"{path}.threshold"
+    field = (
+        str(opt(value, "field", None) or DEFAULT_FRESHNESS_FIELD)
+        if not isinstance(value, (str, int, float))
+        else DEFAULT_FRESHNESS_FIELD
+    )
+    # the hierarchy's check_columns apply while the contract kept the field they gave it
+    candidates = candidates if candidates and candidates[0] == field else ()
     return SloObjective(
         objective="freshness",
-        field=str(opt(value, "field", None) or DEFAULT_FRESHNESS_FIELD)
-        if not isinstance(value, (str, int, float))
-        else DEFAULT_FRESHNESS_FIELD,
+        field=field,
         threshold=duration_seconds(threshold, where),
         threshold_text=str(threshold),
         description=opt(value, "description") if not isinstance(value, (str, int, float)) else None,
+        candidates=candidates,
     )
 
 

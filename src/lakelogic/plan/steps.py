@@ -310,6 +310,8 @@ class SloObjective:
     check_field: str = "counts_good"
     skip_reprocess_days: int = 3
     description: str | None = None
+    # freshness from the hierarchy's check_columns: the first column present in the data wins
+    candidates: tuple[str, ...] = ()
     # completeness (hierarchy slo.quality)
     min_good_ratio: float | None = None
     max_quarantine_ratio: float | None = None

@@ -139,13 +139,14 @@ def _contact_channels(doc: DomainFile | SystemFile) -> list[dict[str, Any]]:
     return out
 
 
-def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[str, Any]:
+def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]) -> dict[str, Any]:
     """The hierarchy ``slo`` settings with no v1 contract key (SEMANTICS §15): ``quality`` (completeness)
     and ``row_count.<layer>.anomaly``; a system's keys override its domain's. ``include_tables`` /
     ``exclude_tables`` of the layer's row_count block decide whether the anomaly check applies here."""
     quality: dict[str, Any] = {}
     anomaly: dict[str, Any] = {}
     alerting: dict[str, Any] = {}
+    candidates: list[str] = []
     check_field: str | None = None
     for level in levels:
         if level is None or not level[0].slo:
@@ -156,29 +157,47 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, table: str) -> dict[st
         if isinstance(slo.get("alerting"), Mapping):
             alerting.update(slo["alerting"])
         rows = (slo.get("row_count") or {}).get(layer) if layer else None
-        if isinstance(rows, Mapping) and _applies(rows, table):
+        if isinstance(rows, Mapping) and _applies(rows, tables):
             if isinstance(rows.get("anomaly"), Mapping):
                 anomaly.update(rows["anomaly"])
             check_field = rows.get("check_field", check_field)
+        fresh = (slo.get("freshness") or {}).get(layer) if layer else None
+        if isinstance(fresh, Mapping) and fresh.get("check_columns") and _applies(fresh, tables):
+            candidates = [str(c) for c in fresh["check_columns"]]
     out: dict[str, Any] = {}
     if quality:
         out["quality"] = quality
     if anomaly and anomaly.get("enabled", True) is not False:
-        out["anomaly"] = {**anomaly, "check_field": check_field or "counts_good"}
+        # the anomaly compares run counts; a row_count counting a column leaves it on counts_good
+        counted = check_field if check_field and str(check_field).startswith("counts_") else "counts_good"
+        out["anomaly"] = {"check_field": counted, **anomaly}
+    if candidates:
+        out["freshness_candidates"] = candidates
     if alerting:
         out["alerting"] = alerting
     return out
 
 
-def _applies(block: Mapping[str, Any], table: str) -> bool:
+def _applies(block: Mapping[str, Any], tables: frozenset[str]) -> bool:
+    """``include_tables`` / ``exclude_tables`` of a hierarchy slo block, matched against any name the
+    contract goes by (table name, dataset, file name)."""
     include, exclude = block.get("include_tables"), block.get("exclude_tables")
-    if include and table not in include:
+    if include and not tables & set(include):
         return False
-    return not (exclude and table in exclude)
+    return not (exclude and tables & set(exclude))
+
+
+def _table_names(contract_doc: Mapping[str, Any], path: Path) -> frozenset[str]:
+    info = contract_doc.get("info") or {}
+    names = {info.get("table_name"), contract_doc.get("dataset"), path.stem}
+    return frozenset(str(n) for n in names if n)
 
 
 def _hierarchy_layers(
-    doc: DomainFile | SystemFile, layer: str | None, base: Path | None = None
+    doc: DomainFile | SystemFile,
+    layer: str | None,
+    base: Path | None = None,
+    tables: frozenset[str] = frozenset(),
 ) -> list[tuple[str, Any]]:
     """``(contract path, value)`` pairs a hierarchy file contributes, in merge order."""
     out: list[tuple[str, Any]] = []
@@ -208,13 +227,17 @@ def _hierarchy_layers(
         out.append(("quarantine.notifications_enabled", False))
     if doc.slo and layer:
         fresh = (doc.slo.get("freshness") or {}).get(layer)
-        if isinstance(fresh, Mapping) and fresh.get("max_delay_minutes") is not None:
+        if (
+            isinstance(fresh, Mapping)
+            and fresh.get("max_delay_minutes") is not None
+            and _applies(fresh, tables)
+        ):
             slo: dict[str, Any] = {"threshold": f"{fresh['max_delay_minutes']}m"}
             if fresh.get("check_columns"):
                 slo["field"] = fresh["check_columns"][0]
             out.append(("service_levels.freshness", slo))
         rows = (doc.slo.get("row_count") or {}).get(layer)
-        if isinstance(rows, Mapping):
+        if isinstance(rows, Mapping) and _applies(rows, tables):
             keep = {k: rows[k] for k in ("min_rows", "max_rows", "check_field") if k in rows}
             if keep:
                 out.append(("service_levels.row_count", keep))
@@ -271,7 +294,7 @@ def _merge(
             merger.add({"info": {"system": doc.system}}, source, hierarchy=True)
             if doc.domain and domain is None:
                 merger.add({"info": {"domain": doc.domain}}, source, hierarchy=True)
-        for at, value in _hierarchy_layers(doc, layer, file.parent):
+        for at, value in _hierarchy_layers(doc, layer, file.parent, _table_names(contract_doc, path)):
             if at.split(".")[0] in _DECLARED_ONLY and at.split(".")[0] not in contract_doc:
                 continue
             merger.add(value, source, hierarchy=True, at=at)
@@ -415,9 +438,8 @@ def resolve_effective(
     contract._source_file = path
     region = values.get("region")
     contract._environment_region = str(region) if region else None
-    contract._hierarchy_slo = _slo_extras(
-        levels, the_layer, contract.info.table_name or contract.contract_name
-    )
+    names = _table_names(contract_doc, path) | {contract.contract_name}
+    contract._hierarchy_slo = _slo_extras(levels, the_layer, names)
     return EffectiveContract(
         contract=contract,
         data=bound,

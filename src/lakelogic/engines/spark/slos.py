@@ -59,6 +59,9 @@ def evaluate_slos(
                 if counted is not None:
                     results.append(counted)
                     continue
+            if objective.objective == "availability":  # a field's share in this run's good rows
+                results.append(_measured(objective, batch, report, as_of))
+                continue
             if not fetched:
                 frame, fetched = published(), True
             if objective.objective == "row_count":
@@ -90,8 +93,11 @@ def _measured(
     o: SloObjective, frame: DataFrame | None, report: RunReport, as_of: datetime
 ) -> ServiceLevelResult:
     if frame is None:
-        return _unmeasured(o, report, "no published data to measure")
-    field = o.field or ""
+        if o.objective == "freshness":  # nothing published or read: no rows, and no rows = breach
+            return _result(o, False, None, o.threshold)
+        return _unmeasured(o, report, "no rows to measure")
+    # hierarchy check_columns: the first one present wins
+    field = next((c for c in o.candidates if c in frame.columns), o.field or "")
     if field not in frame.columns:
         return _unmeasured(o, report, f"column {field!r} is not in the published data")
     column = F.col(quote_ident(field))
@@ -173,7 +179,9 @@ def _completeness(o: SloObjective, report: RunReport) -> ServiceLevelResult:
         return ServiceLevelResult(objective=o.objective, passed=None, observed="no rows", threshold=threshold)
     good_ratio = counts.good / judged
     quarantine_ratio = counts.quarantine_ratio
-    passed = good_ratio >= (o.min_good_ratio or 0) and quarantine_ratio <= (o.max_quarantine_ratio or 1)
+    low = 0.0 if o.min_good_ratio is None else o.min_good_ratio
+    high = 1.0 if o.max_quarantine_ratio is None else o.max_quarantine_ratio  # 0 means "none at all"
+    passed = good_ratio >= low and quarantine_ratio <= high
     observed = {"good_ratio": round(good_ratio, 6), "quarantine_ratio": round(quarantine_ratio, 6)}
     return ServiceLevelResult(objective=o.objective, passed=passed, observed=observed, threshold=threshold)
 
