@@ -19,7 +19,7 @@ runner = CliRunner()
 
 
 def invoke(project: Path, fake: FakeRunner, monkeypatch: pytest.MonkeyPatch, *extra: str) -> tuple:
-    monkeypatch.setattr(driver_cmd, "spark_runner", lambda engine: (fake, lambda node_id: None))
+    monkeypatch.setattr(driver_cmd, "spark_runner", lambda engine, **_: (fake, lambda node_id: None))
     db = project / "rl.duckdb"
     args = ["--registry", str(project / "c"), "--run-log-database", str(db), "--no-live", *extra]
     return runner.invoke(driver_cmd.app, args), DuckDBRunLogStore(db)
@@ -106,3 +106,22 @@ def test_backfill_runs_each_window_and_stops_at_a_failure(
     rows = store.query()
     assert len({r["pipeline_run_id"] for r in rows}) == 2 and len({r["backfill_id"] for r in rows}) == 1
     assert {r["run_mode"] for r in rows} == {"backfill"}
+
+
+def test_cache_references_reaches_the_runner_and_the_cache_is_closed_after_each_pipeline_run(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[dict[str, Any]] = []
+    closed: list[int] = []
+    fake = FakeRunner()
+    fake.close = lambda: closed.append(1)  # type: ignore[attr-defined]
+
+    def spark_runner(engine: str, **kwargs: Any) -> tuple[Any, Any]:
+        asked.append(kwargs)
+        return fake, lambda node_id: None
+
+    monkeypatch.setattr(driver_cmd, "spark_runner", spark_runner)
+    args = ["--registry", str(project / "c"), "--run-log-database", str(project / "rl.duckdb"), "--no-live"]
+    result = runner.invoke(driver_cmd.app, [*args, "--cache-references"])
+    assert result.exit_code == 0, result.output
+    assert asked == [{"cache_references": True}] and closed == [1]
