@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -128,11 +128,16 @@ def _compile(contract: Contract, file: Path) -> None:
         raise ContractError(problems) from None
 
 
-def _positioned(problems: list[Problem], file: Path) -> list[Problem]:
+def _positions(file: Path) -> Any:
+    """The YAML positions of ``file`` (empty when it cannot be read again)."""
     try:
-        _, positions = load_yaml(file)
+        return load_yaml(file)[1]
     except LakeLogicError:
-        positions = {}
+        return {}
+
+
+def _positioned(problems: list[Problem], file: Path) -> list[Problem]:
+    positions = _positions(file)
     out = []
     for problem in problems:
         line, column = position_of(problem.path, positions)
@@ -142,10 +147,7 @@ def _positioned(problems: list[Problem], file: Path) -> list[Problem]:
 
 def _plan_problems(exc: PlanError, file: Path) -> list[Problem]:
     errors = exc.errors if isinstance(exc, PlanErrors) else [exc]
-    try:
-        _, positions = load_yaml(file)
-    except LakeLogicError:
-        positions = {}
+    positions = _positions(file)
     problems = []
     for error in errors:
         line, column = position_of(error.yaml_path or "", positions)
