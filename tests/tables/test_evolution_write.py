@@ -198,3 +198,58 @@ def test_a_refused_evolution_still_reports_the_drift(spark: Any, tmp_path: Any) 
     assert result.report.error.type == "schema_evolution"
     drift = result.report.schema_drift
     assert (drift.unknown_fields, drift.missing_fields) == (["y"], ["v"])
+
+
+def test_drift_is_reported_when_the_schema_is_replaced_or_a_checked_cast_fails(
+    spark: Any, tmp_path: Any
+) -> None:
+    """§7.1: drift is always in the report: a replaced schema lists added and missing columns, and a
+    failed cast to the target type still lists the retyped column (and names both types)."""
+    from lakelogic import DataProcessor
+
+    def doc(fields: list[dict[str, str]], strategy: str, evolution: str) -> dict[str, Any]:
+        return {
+            "version": "1.0.0",
+            "info": {"title": "Drifting"},
+            "model": {"fields": fields},
+            "schema_policy": {"evolution": evolution},
+            "materialization": {"strategy": strategy, "format": "parquet"},
+        }
+
+    replaced = str(tmp_path / "replaced")
+    first = doc(
+        [{"name": "id", "type": "integer"}, {"name": "v", "type": "string"}], "overwrite", "overwrite"
+    )
+    assert (
+        DataProcessor(first, spark=spark)
+        .run(spark.createDataFrame([(1, "a")], "id int, v string"), materialize=True, target=replaced)
+        .report.error
+        is None
+    )
+    second = doc(
+        [{"name": "id", "type": "integer"}, {"name": "w", "type": "integer"}], "overwrite", "overwrite"
+    )
+    report = (
+        DataProcessor(second, spark=spark)
+        .run(spark.createDataFrame([(2, 5)], "id int, w int"), materialize=True, target=replaced)
+        .report
+    )
+    assert report.error is None
+    assert (report.schema_drift.unknown_fields, report.schema_drift.missing_fields) == (["w"], ["v"])
+
+    cast = str(tmp_path / "cast")
+    ints = doc([{"name": "id", "type": "integer"}, {"name": "v", "type": "integer"}], "append", "merge")
+    assert (
+        DataProcessor(ints, spark=spark)
+        .run(spark.createDataFrame([(1, 1)], "id int, v int"), materialize=True, target=cast)
+        .report.error
+        is None
+    )
+    texts = doc([{"name": "id", "type": "integer"}, {"name": "v", "type": "string"}], "append", "merge")
+    failed = (
+        DataProcessor(texts, spark=spark)
+        .run(spark.createDataFrame([(3, "x")], "id int, v string"), materialize=True, target=cast)
+        .report
+    )
+    assert failed.error is not None and "(string)" in failed.error.message and "int" in failed.error.message
+    assert [c["column"] for c in failed.schema_drift.type_changes] == ["v"]

@@ -184,13 +184,14 @@ def evolved_schema(target: StructType | None, batch: StructType, plan: Evolution
     return StructType(fields + list(plan.added))
 
 
-def _checked_cast(column: str, dtype: DataType) -> Column:
+def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) -> Column:
     src = F.col(f"`{column}`")
     casted = F.expr(f"try_cast(`{column}` AS {dtype.simpleString()})")
+    of = f" ({source.simpleString()})" if source is not None else ""
     message = F.concat(
         F.lit(f"{CAST_FAILURE_MARKER}: column {column!r} value "),
         src.cast("string"),
-        F.lit(f" cannot be cast to the target type {dtype.simpleString()}"),
+        F.lit(f"{of} cannot be cast to the target type {dtype.simpleString()}"),
     )
     return F.when(src.isNotNull() & casted.isNull(), F.raise_error(message)).otherwise(casted)
 
@@ -203,7 +204,7 @@ def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> Da
         if f.name not in present:
             columns.append(F.lit(None).cast(f.dataType).alias(f.name))
         elif f.name in plan.checked_casts:
-            columns.append(_checked_cast(f.name, f.dataType).alias(f.name))
+            columns.append(_checked_cast(f.name, f.dataType, batch.schema[f.name].dataType).alias(f.name))
         elif not same_type(batch.schema[f.name].dataType, f.dataType):
             columns.append(F.col(f"`{f.name}`").cast(f.dataType).alias(f.name))
         else:

@@ -26,6 +26,7 @@ from lakelogic.tables.spark_batch import (
 )
 from lakelogic.tables.spark_evolution import (
     EvolutionPlan,
+    WriteDrift,
     align_batch,
     as_schema_error,
     evolved_schema,
@@ -135,6 +136,9 @@ def _record_drift(
         return  # a new table: nothing to drift from
     outcome.added_columns = [f.name for f in plan.added]
     outcome.missing_columns = list(plan.missing)
+    if plan.replace_schema:  # the schema is replaced, not evolved; the drift is still reported (§7.1)
+        outcome.added_columns = [n for n in batch.names if n not in current.names]
+        outcome.missing_columns = [n for n in current.names if n not in batch.names]
     target_types = {f.name: f.dataType for f in current.fields}
     changes = {c: "widened" for c, _, _ in plan.widened}
     changes.update({c: "cast to the target type" for c in plan.casts if c not in changes})
@@ -370,6 +374,10 @@ def write_frame(
             raise conflict from exc
         schema_error = as_schema_error(exc)
         if schema_error is not None:
+            # the drift planned before the job failed belongs in the report all the same (§7.1)
+            schema_error.drift = WriteDrift(
+                list(outcome.added_columns), list(outcome.missing_columns), list(outcome.type_changes)
+            )
             raise schema_error from exc
         raise CommitError(f"writing {target.format} target {target.name} failed: {exc}") from exc
     if result is not None:
