@@ -1,7 +1,7 @@
 """§16 notifications: after a run, every channel subscribed to an event the run fired gets one message.
 
-:func:`notify_run` is called once per finished run (API, CLI, driver); :func:`check_channels` lists what
-makes a strict contract's channels unusable (a load error, SEMANTICS §16)."""
+:func:`notify_run` is called once per finished run (API, CLI, driver); :func:`contract_problems` lists what
+makes a contract's channels unusable or its templates unparseable (a load error, SEMANTICS §16)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def scrub(text: str, destination: str) -> str:
         destination,
         parts.path if len(parts.path) > 1 else "",
         parts.query,
-        parts.netloc.split("@")[0],
+        parts.netloc.split("@")[0] if "@" in parts.netloc else "",  # user:password
     ]
     if parts.scheme.lower() not in ("http", "https"):
         secrets.append(parts.netloc)
