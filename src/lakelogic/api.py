@@ -62,6 +62,7 @@ class DataProcessor:
 
     ``contract``: a path to a contract YAML, a mapping (the parsed YAML) or a loaded ``Contract``.
     ``overrides``: ``{"dotted.path": value}`` applied at load time (same as ``--set``).
+    ``check_channels``: refuse a strict contract with unusable notification channels (§16; default).
     """
 
     def __init__(
@@ -71,6 +72,7 @@ class DataProcessor:
         spark: SparkSession | None = None,
         *,
         overrides: Mapping[str, Any] | None = None,
+        check_channels: bool = True,
     ) -> None:
         if engine != "spark":
             from lakelogic.errors import UnsupportedError
@@ -79,7 +81,8 @@ class DataProcessor:
         self.engine = engine
         self._spark = spark
         self.contract = load_run_contract(contract, overrides)
-        _refuse_unusable_channels(self.contract)
+        if check_channels:  # maintenance (forget, retention) must not depend on a webhook's secret
+            _refuse_unusable_channels(self.contract)
         self._plan: Plan | None = None
 
     @property
@@ -112,10 +115,13 @@ class DataProcessor:
         window: Any = None,
         env: str | None = None,
         link_cache: Any = None,
+        notify: bool = True,
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
         ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``). ``link_cache``: a
-        pipeline run's reference cache (DRIVER §12), shared by the contracts of one driver run."""
+        pipeline run's reference cache (DRIVER §12), shared by the contracts of one driver run.
+        ``notify=False``: send no §16 notifications (the driver sends them once per contract, after its
+        retries)."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
 
@@ -142,11 +148,12 @@ class DataProcessor:
         except Exception as exc:
             # an unexpected failure still tells the channels subscribed to `failure`, then propagates
             failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
-            if isinstance(failed, RunReport):
+            if notify and isinstance(failed, RunReport):
                 notify_run(self.contract, failed)
             raise
         # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
-        notify_run(self.contract, outcome.report)
+        if notify:
+            notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
 
     def forget(

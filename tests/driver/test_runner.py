@@ -226,3 +226,14 @@ def test_timeout_cancels_the_job_group_and_fails_the_node() -> None:
     assert cancelled == ["bronze.slow"]
     assert result.outcomes["bronze.fast"].status == "succeeded"
     assert result.outcomes["silver.after"].skip_reason == "upstream_failed"
+
+
+def test_the_final_failure_is_announced_once_after_the_retries() -> None:
+    """§16 'each event once per run': retried attempts send nothing; the runner hears of the failure
+    once, when no retry is left."""
+    finals: list[str] = []
+    fake = FakeRunner({"a": raises(ConnectionError("reset by peer"))})
+    fake.on_final_failure = lambda node, report: finals.append(f"{node.id}:{report.status}")  # type: ignore[attr-defined]
+    result = run([node("a", "bronze"), node("b", "bronze")], fake, retries=2, retry_backoff=0.001)
+    assert result.outcomes["bronze.a"].attempts == 3
+    assert finals == ["bronze.a:failed"]  # not bronze.b, which succeeded; once for a

@@ -66,3 +66,28 @@ def test_contracts_opt_in_through_metadata_or_the_driver_flag() -> None:
     assert wants_reference_cache(Contract({"cache_reference_links": True}), False)
     assert not wants_reference_cache(Contract({}), False)
     assert wants_reference_cache(Contract({}), True)
+
+
+def test_a_commit_to_a_catalog_table_drops_the_links_read_from_it() -> None:
+    """A link written ``table: silver.customers`` and a commit reported as the qualified target name are
+    one location (DRIVER §12)."""
+    from lakelogic.plan.steps import LoadLink
+    from lakelogic.tables.target import qualify_table
+
+    class Frame:
+        released = False
+
+        def persist(self, level: Any) -> Frame:
+            return self
+
+        def unpersist(self) -> None:
+            self.released = True
+
+    cache = LinkCache()
+    frame = Frame()
+    step = LoadLink(
+        yaml_path="links[0]", name="customers", path=None, table="silver.customers", type="iceberg"
+    )
+    assert cache.get(step, lambda s: frame) is frame  # type: ignore[arg-type,return-value]
+    assert cache.get(step, lambda s: Frame()) is frame  # type: ignore[arg-type,return-value]
+    assert cache.invalidate(qualify_table("silver.customers")) == 1 and frame.released

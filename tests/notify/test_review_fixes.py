@@ -269,3 +269,23 @@ def test_slo_alerting_filters_by_severity_suppresses_repeats_and_announces_recov
     assert run(fine) == [("slo_recovery", True, None)]  # the breach is over: say so once
     history[0]["_started_at"] = now - timedelta(hours=2)
     assert run(critical) == [("slo_breach", True, None)]  # outside the suppression window
+
+
+def test_contact_addresses_with_names_and_a_domain_channel_for_the_same_address(tmp_path: Path) -> None:
+    path = _project(
+        tmp_path,
+        """\
+        ownership:
+          contacts:
+            - {name: On call, email: "On Call <oncall@example.com>"}
+        notifications:
+          - {type: email, to: oncall@example.com, on_events: [failure], subject_template: "CUSTOM {{event}}"}
+        """,
+    )
+    _write(path, CONTRACT)
+    channels, problems = resolve_channels(DataProcessor(path).contract)
+    assert problems == []
+    [channel] = channels
+    assert channel.destination == "oncall@example.com"
+    assert channel.subscriptions["failure"].templates.subject == "CUSTOM {{event}}"  # the file's own texts
+    assert "slo_breach" in channel.subscriptions  # and the contact's event

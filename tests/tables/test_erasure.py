@@ -346,3 +346,20 @@ def test_retention_on_delta_and_independent_of_the_session_time_zone(spark: Any,
     from deltalake import DeltaTable
 
     assert [r["customer_id"] for r in DeltaTable(target).to_pyarrow_table().to_pylist()] == [1]
+
+
+@pytest.mark.spark
+def test_a_retention_that_cannot_run_is_a_failed_result_not_a_crash(spark: Any, tmp_path: Path) -> None:
+    target = str(tmp_path / "plain")
+    doc = _doc(
+        {"strategy": "append", "format": "parquet"},
+        compliance={"retention": {"period": "P30D", "column": "updated_at"}},
+    )
+    processor = DataProcessor(doc, spark=spark)
+    rows = [(1, "a@x", "s", "2020-01-01T00:00:00Z")]
+    assert (
+        processor.run(spark.createDataFrame(rows, SCHEMA), materialize=True, target=target).report.error
+        is None
+    )
+    result = processor.apply_retention(target=target)
+    assert result.status == "failed" and "row-level commits" in (result.error or "")

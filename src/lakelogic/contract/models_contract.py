@@ -223,7 +223,8 @@ class Contract(OLCModel):
 
     @property
     def hierarchy_slo(self) -> dict[str, Any]:
-        """``{"quality": {...}, "anomaly": {...}}`` from the domain/system ``slo`` block, when present."""
+        """The domain/system ``slo`` settings with no contract key: ``quality``, ``anomaly``, ``alerting``
+        and ``freshness_candidates`` (the ``check_columns`` to try in order), when present."""
         return dict(self._hierarchy_slo)
 
     @property

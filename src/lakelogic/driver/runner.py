@@ -280,6 +280,9 @@ class PipelineRun:
             report.error = ErrorBlock(
                 type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
             )
+            final_failure = getattr(self.runner, "on_final_failure", None)
+            if callable(final_failure):  # e.g. the Spark runner's §16 `failure` notification, sent once
+                final_failure(request.node, report)
         return report, counter["n"]
 
     def _finish(

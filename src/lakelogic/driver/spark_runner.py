@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from loguru import logger
+
 from lakelogic.driver.execution import ContractRunner, RunRequest
 from lakelogic.report import RunReport
 
@@ -61,6 +63,7 @@ class SparkContractRunner:
                 pipeline_run_id=request.pipeline_run_id,
                 window=request.window,
                 link_cache=self.cache if cached else None,
+                notify=False,  # once per contract, below or in on_final_failure (not per retried attempt)
             )
             report: RunReport = result.report
             materialization = report.materialization
@@ -72,14 +75,36 @@ class SparkContractRunner:
             report.window.label = request.window.label
             # The source reader's reason (e.g. window_not_applicable) says what the read did; keep it.
             report.window.reason = report.window.reason or request.window.reason
+            from lakelogic.notify import notify_run
+
+            notify_run(processor.contract, report)
             return report
+
+    def on_final_failure(self, node: Any, report: RunReport) -> None:
+        """The driver gave up on ``node`` (an error no retry fixed): tell its ``failure`` channels once."""
+        from lakelogic.api import load_run_contract
+        from lakelogic.notify import notify_run
+
+        try:
+            contract = (
+                node.effective.contract
+                if node.effective is not None
+                else load_run_contract(node.contract_file)
+            )
+        except Exception:  # noqa: BLE001 - a contract that does not load has no channels to tell
+            return
+        notify_run(contract, report)
 
     def cancel(self, node_id: str) -> None:
         self.spark.sparkContext.cancelJobGroup(node_id)
 
     def close(self) -> None:
-        """The end of a pipeline run: nothing cached is reused by the next one."""
-        self.cache.release()
+        """The end of a pipeline run: nothing cached is reused by the next one. Never raises (it runs in a
+        ``finally`` that must not hide the pipeline's own error)."""
+        try:
+            self.cache.release()
+        except Exception as exc:  # noqa: BLE001 - releasing a cache must not mask the run's outcome
+            logger.warning("releasing the reference cache failed: {}", exc)
 
 
 def spark_contract_runner(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from email.utils import getaddresses
 from pathlib import Path
@@ -28,6 +29,7 @@ EMAIL_TYPES = frozenset({"email", "smtp", "sendgrid"})
 HTTP_TYPES = frozenset({"slack", "teams", "webhook"})
 _EMAIL = re.compile(r"^[^@\s:/]+@[^@\s:/]+\.[^@\s:/]+$")
 _TEMPLATE_KEYS = ("subject_template", "message_template", "body_template")
+_APPRISE_LOG_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -152,11 +154,12 @@ def _apprise_problem(url: str) -> str | None:
         return "the apprise package is not installed"
     # apprise logs every URL it cannot parse at ERROR level; here that is the answer, not an incident
     log = logging.getLogger("apprise")
-    was_disabled, log.disabled = log.disabled, True
-    try:
-        service = apprise.Apprise.instantiate(url, suppress_exceptions=True)
-    finally:
-        log.disabled = was_disabled
+    with _APPRISE_LOG_LOCK:  # driver threads check channels at once; the logger is process-wide
+        was_disabled, log.disabled = log.disabled, True
+        try:
+            service = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+        finally:
+            log.disabled = was_disabled
     if service is None:
         scheme = urlsplit(url).scheme
         what = f"{scheme!r}" if scheme else "a destination without a scheme"

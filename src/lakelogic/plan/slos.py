@@ -197,6 +197,11 @@ def _volume_anomaly(value: dict[str, Any]) -> SloObjective:
         raise PlanError(f"anomaly settings must be numbers: {exc}", yaml_path=path) from None
     if not 0 <= low <= 1 <= high:
         raise PlanError(f"min_ratio {low} and max_ratio {high} must bracket 1", yaml_path=path)
+    if objective.critical_ratio is not None and objective.critical_ratio <= 1:
+        raise PlanError(
+            f"critical_ratio {objective.critical_ratio} must be above 1 (a factor either way)",
+            yaml_path=f"{path}.critical_ratio",
+        )
     check = objective.check_field
     if not check.startswith("counts_") or check.removeprefix("counts_") not in RUN_COUNTS:
         raise PlanError(

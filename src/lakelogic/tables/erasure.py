@@ -267,6 +267,8 @@ def _older_than_spark(column: str, data_type: Any, cutoff: datetime) -> str:
     col = quote_ident(column)
     if data_type.simpleString() == "date":
         return f"{col} < DATE {sql_string(cutoff.date().isoformat())}"
+    if data_type.simpleString() == "timestamp_ntz":  # wall-clock values: the cutoff's UTC wall clock
+        return f"{col} < CAST({sql_string(cutoff.strftime('%Y-%m-%d %H:%M:%S.%f'))} AS TIMESTAMP_NTZ)"
     return f"{col} < CAST({sql_string(cutoff.strftime('%Y-%m-%dT%H:%M:%S.%fZ'))} AS TIMESTAMP)"
 
 

@@ -252,14 +252,19 @@ def apply_retention(
         )
     cutoff = policy.cutoff(as_of or datetime.now(UTC))
     resolved = resolve_target(contract, target=target, env=env)
-    outcome = delete_older_than(
-        spark,
-        resolved,
-        column=policy.column,
-        cutoff=cutoff,
-        contract=contract_name_of(contract),
-        dry_run=dry_run,
-    )
+    try:
+        outcome = delete_older_than(
+            spark,
+            resolved,
+            column=policy.column,
+            cutoff=cutoff,
+            contract=contract_name_of(contract),
+            dry_run=dry_run,
+        )
+    except Exception as exc:  # noqa: BLE001 - a failed result (exit 1), as erasure reports its tables
+        outcome = TableOutcome(
+            table=resolved.name, role="target", status="failed", error=f"{type(exc).__name__}: {exc}"
+        )
     return RetentionResult(
         table=outcome.table,
         column=policy.column,

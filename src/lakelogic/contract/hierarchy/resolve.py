@@ -6,8 +6,10 @@ placeholders). Policy packs (§10) are not applied yet.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from email.utils import getaddresses
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +132,9 @@ def _contact_channels(doc: DomainFile | SystemFile) -> list[dict[str, Any]]:
         return []
     out: list[dict[str, Any]] = []
     for contact in doc.ownership.contacts:
-        if contact.email:
-            out.append({"type": "email", "to": contact.email, "on_events": list(CONTACT_EVENTS)})
+        for _, address in getaddresses([contact.email or ""]):  # "On call <oncall@x.com>" forms too
+            if "@" in address and " " not in address:
+                out.append({"type": "email", "to": address, "on_events": list(CONTACT_EVENTS)})
         for kind in ("slack", "teams", "webhook"):
             value = getattr(contact, kind)
             if value and "://" in value:
@@ -188,8 +191,11 @@ def _applies(block: Mapping[str, Any], tables: frozenset[str]) -> bool:
 
 
 def _table_names(contract_doc: Mapping[str, Any], path: Path) -> frozenset[str]:
+    """Every name a contract goes by: table name, dataset, the slug of its title, its file name."""
     info = contract_doc.get("info") or {}
-    names = {info.get("table_name"), contract_doc.get("dataset"), path.stem}
+    title = str(info.get("title") or "")
+    slug = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
+    names = {info.get("table_name"), contract_doc.get("dataset"), slug, path.stem}
     return frozenset(str(n) for n in names if n)
 
 
@@ -220,7 +226,8 @@ def _hierarchy_layers(
         out.append(("server", doc.server[layer]))
     contact_channels = _contact_channels(doc)
     if (doc.notifications or contact_channels) and doc.notifications_enabled is not False:
-        channels = list(doc.notifications or []) + contact_channels
+        # contacts first: a channel the file declares for the same destination keeps its own texts
+        channels = contact_channels + list(doc.notifications or [])
         out.append(("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels))
     if doc.notifications_enabled is False:
         # the master switch (DRIVER §2.2, locked): silences every channel of every contract below

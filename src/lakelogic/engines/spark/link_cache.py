@@ -22,10 +22,20 @@ from lakelogic.plan.steps import LoadLink
 LinkKey = tuple[str, str, tuple[str, ...], str, str]
 
 
+def normal_location(location: str) -> str:
+    """One spelling per location: catalog tables fully qualified (as a commit reports its target), paths
+    without ``file://`` or a trailing slash; case-insensitive."""
+    from lakelogic.tables.target import is_table_name, qualify_table
+
+    text = location.strip()
+    if is_table_name(text):
+        return qualify_table(text).lower()
+    return text.removeprefix("file://").rstrip("/").lower()
+
+
 def link_key(step: LoadLink) -> LinkKey:
-    location = (step.table or step.path or "").removeprefix("table:").rstrip("/")
     return (
-        location,
+        normal_location(step.table or step.path or ""),
         (step.type or "").lower(),
         tuple(step.columns or ()),
         step.filter or "",
@@ -33,21 +43,16 @@ def link_key(step: LoadLink) -> LinkKey:
     )
 
 
-def _same_location(a: str, b: str) -> bool:
-    def norm(x: str) -> str:
-        return x.removeprefix("file://").removeprefix("table:").rstrip("/").lower()
-
-    return norm(a) == norm(b)
-
-
 @dataclass
 class LinkCache:
-    """Persisted link frames of one pipeline run. ``hits``/``loads`` count for the run summary."""
+    """Persisted link frames of one pipeline run; ``hits``/``loads`` say how much the cache saved."""
 
     frames: dict[LinkKey, DataFrame] = field(default_factory=dict)
     hits: int = 0
     loads: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # one lock per key: a contract loading one link does not hold up another contract's other links
+    _loading: dict[LinkKey, threading.Lock] = field(default_factory=dict, repr=False)
 
     def get(self, step: LoadLink, load: Callable[[LoadLink], DataFrame]) -> DataFrame:
         key = link_key(step)
@@ -56,15 +61,24 @@ class LinkCache:
             if cached is not None:
                 self.hits += 1
                 return cached
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:
+            with self._lock:
+                cached = self.frames.get(key)
+                if cached is not None:  # loaded by another contract while this one waited
+                    self.hits += 1
+                    return cached
             frame = load(step).persist(StorageLevel.MEMORY_AND_DISK)
-            self.frames[key] = frame
-            self.loads += 1
+            with self._lock:
+                self.frames[key] = frame
+                self.loads += 1
             return frame
 
     def invalidate(self, location: str) -> int:
         """Drop the links read from ``location`` (a target that just committed); how many were dropped."""
+        where = normal_location(location)
         with self._lock:
-            stale = [k for k in self.frames if _same_location(k[0], location)]
+            stale = [k for k in self.frames if k[0] == where]
             for key in stale:
                 self.frames.pop(key).unpersist()
             return len(stale)
@@ -74,3 +88,4 @@ class LinkCache:
             for frame in self.frames.values():
                 frame.unpersist()
             self.frames.clear()
+            self._loading.clear()
