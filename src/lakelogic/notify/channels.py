@@ -10,6 +10,7 @@ routing. Channels are de-duplicated by type + destination; duplicates subscribe 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -63,10 +64,16 @@ class Channel:
 
     @property
     def label(self) -> str:
-        """What the report shows: never a secret (references as written, URLs as scheme://host)."""
+        """What the report shows: never a secret (references as written, URLs as scheme://host). A URL
+        gets a short digest of the whole destination, so two webhooks on one host stay two channels in
+        the report and in alert suppression."""
         if self.type == "console":
             return "console"
-        return f"{self.type}:{display_destination(self.destination)}"
+        shown = display_destination(self.destination)
+        if shown == self.destination:
+            return f"{self.type}:{shown}"
+        digest = hashlib.sha256(self.destination.encode("utf-8")).hexdigest()[:8]
+        return f"{self.type}:{shown}#{digest}"
 
     def resolved_destination(self) -> str:
         """The destination with a secret reference resolved (call right before delivery)."""
