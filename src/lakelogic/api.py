@@ -194,12 +194,15 @@ class DataProcessor:
         from lakelogic.tables.forget import ErasureRequestError, apply_retention
 
         # a contract without a policy (or with a malformed one) fails before Spark starts
-        if retention_policy(self.contract) is None:
+        policy = retention_policy(self.contract)
+        if policy is None:
             raise ErasureRequestError(
                 "the contract has no compliance.retention",
                 hint="add compliance: {retention: {period: P90D, column: <a date or timestamp column>}}",
             )
-        return apply_retention(self.spark, self.contract, dry_run=dry_run, target=target, env=env)
+        return apply_retention(
+            self.spark, self.contract, dry_run=dry_run, target=target, env=env, policy=policy
+        )
 
 
 def _refuse_unusable_channels(contract: Contract) -> None:

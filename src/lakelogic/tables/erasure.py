@@ -164,16 +164,14 @@ def _erase(
         outcome.status = "skipped"
         outcome.error = f"the table has none of the columns {', '.join(request.columns)}"
         return
-    stamp = _stamp(request.run_id, request.contract, "erasure")
+    job = _TableJob(
+        adapter, request, columns, subject_type, salt, _stamp(request.run_id, request.contract, "erasure")
+    )
     kind = type(adapter).__name__
     if kind == "DeltaRsTable":
-        outcome.rows_affected, outcome.snapshot = _delta_rs_merge(
-            adapter, request, columns, subject_type, salt, stamp
-        )
+        outcome.rows_affected, outcome.snapshot = _delta_rs_merge(job)
     elif kind in ("IcebergTable", "NativeDeltaTable"):
-        outcome.rows_affected, outcome.snapshot = _spark_merge(
-            spark, adapter, request, columns, subject_type, salt, stamp
-        )
+        outcome.rows_affected, outcome.snapshot = _spark_merge(spark, job)
     else:
         raise UnsupportedError(
             f"erasure needs a table format with row-level commits; {target.format} at {target.name} has none",
@@ -182,21 +180,27 @@ def _erase(
     outcome.status = "succeeded"
 
 
-def _spark_merge(
-    spark: SparkSession,
-    adapter: Any,
-    request: ErasureRequest,
-    columns: tuple[str, ...],
-    subject_type: Any,
-    salt: str,
-    stamp: CommitStamp,
-) -> tuple[int, str | None]:
+@dataclass(frozen=True)
+class _TableJob:
+    """One table's erasure: its adapter, the request, the columns it rewrites there, the subject
+    column's type in that table, the hash salt and the commit stamp."""
+
+    adapter: Any
+    request: ErasureRequest
+    columns: tuple[str, ...]
+    subject_type: Any
+    salt: str
+    stamp: CommitStamp
+
+
+def _spark_merge(spark: SparkSession, job: _TableJob) -> tuple[int, str | None]:
+    adapter, request, columns, salt, stamp = job.adapter, job.request, job.columns, job.salt, job.stamp
     from pyspark.sql.types import StructField, StructType
 
     view = f"_ll_subjects_{uuid.uuid4().hex[:12]}"
     # the request's own ids (a list the caller handed in), already of the column's type; not table data
     ids = spark.createDataFrame(
-        [(v,) for v in request.subject_values], StructType([StructField(SUBJECT, subject_type)])
+        [(v,) for v in request.subject_values], StructType([StructField(SUBJECT, job.subject_type)])
     )
     ids.createOrReplaceTempView(view)
     subject = quote_ident(request.subject_column)
@@ -228,17 +232,11 @@ def _snapshot(adapter: Any, stamp: CommitStamp) -> str | None:
     return str(adapter.version())
 
 
-def _delta_rs_merge(
-    adapter: Any,
-    request: ErasureRequest,
-    columns: tuple[str, ...],
-    subject_type: Any,
-    salt: str,
-    stamp: CommitStamp,
-) -> tuple[int, str | None]:
+def _delta_rs_merge(job: _TableJob) -> tuple[int, str | None]:
     import pyarrow as pa
     from deltalake.transaction import CommitProperties
 
+    adapter, request, columns, salt, stamp = job.adapter, job.request, job.columns, job.salt, job.stamp
     table = adapter._table()
     arrow_type = pa.schema(table.schema().to_arrow()).field(request.subject_column).type
     values = pa.array(list(request.subject_values)).cast(arrow_type)

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakelogic.errors import LakeLogicError
-from lakelogic.plan.retention import retention_policy
+from lakelogic.plan.retention import RetentionPolicy, retention_policy
 from lakelogic.tables.erasure import (
     ERASURE_STRATEGIES,
     ErasureRequest,
@@ -242,9 +242,10 @@ def apply_retention(
     as_of: datetime | None = None,
     target: str | None = None,
     env: str | None = None,
+    policy: RetentionPolicy | None = None,
 ) -> RetentionResult:
     """Delete the target rows older than ``compliance.retention.period`` by its ``column`` (one commit)."""
-    policy = retention_policy(contract)
+    policy = policy or retention_policy(contract)
     if policy is None:
         raise ErasureRequestError(
             "the contract has no compliance.retention",
