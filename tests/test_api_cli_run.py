@@ -63,3 +63,44 @@ def test_failed_run_exits_1(spark: Any, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(_write(tmp_path, doc))])
     assert result.exit_code == 1
     assert "Traceback" not in result.output
+
+
+@pytest.mark.spark
+def test_approval_cli_stage_list_approve_and_reject(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lakelogic run --approval-required`` exits 3 with the batch staged; ``approvals`` lists it,
+    ``approve`` publishes it, ``reject --yes`` drops another (DRIVER §11, §13)."""
+    monkeypatch.setenv("LAKELOGIC_APPROVAL_DIR", str(tmp_path / "approvals"))
+    data = tmp_path / "in.csv"
+    data.write_text("id,v\n1,2.5\n2,-1\n")
+    target = tmp_path / "target"
+    doc = {
+        **CONTRACT,
+        "source": {**CONTRACT["source"], "path": str(data)},
+        "materialization": {"strategy": "append", "format": "parquet", "target_path": str(target)},
+    }
+    path = _write(tmp_path, doc)
+    runner = CliRunner()
+    staged = runner.invoke(app, ["run", str(path), "--approval-required", "--json"])
+    assert staged.exit_code == 3, staged.output
+    run_id = json.loads(staged.stdout)["run_id"]
+    assert not target.exists()
+    listed = runner.invoke(app, ["approvals", "--json"])
+    assert listed.exit_code == 0 and [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]
+    approved = runner.invoke(app, ["approve", "--run-id", run_id, "--approved-by", "ops"])
+    assert approved.exit_code == 0, approved.output
+    assert "published 1 staged batch" in approved.stdout
+    assert sorted(r["id"] for r in spark.read.parquet(str(target)).collect()) == [1]
+    again = runner.invoke(app, ["approve", "--run-id", run_id])
+    assert again.exit_code == 2 and "no staged batch" in again.output
+
+    other = runner.invoke(app, ["run", str(path), "--approval-required", "--json"])
+    assert other.exit_code == 3
+    other_id = json.loads(other.stdout)["run_id"]
+    refused = runner.invoke(app, ["reject", "--run-id", other_id], input="n\n")
+    assert refused.exit_code == 1
+    rejected = runner.invoke(app, ["reject", "--run-id", other_id, "--yes"])
+    assert rejected.exit_code == 0 and "rejected" in rejected.stdout
+    assert json.loads(runner.invoke(app, ["approvals", "--json"]).stdout) == []
+    assert spark.read.parquet(str(target)).count() == 1

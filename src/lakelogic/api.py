@@ -16,7 +16,7 @@ Contract loading/compilation errors are raised as :class:`~lakelogic.errors.Cont
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,18 +116,29 @@ class DataProcessor:
         env: str | None = None,
         link_cache: Any = None,
         notify: bool = True,
+        approval_required: bool = False,
+        approval_file: str | Path | None = None,
+        approval: Any = None,
+        record: bool | None = None,
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
         ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``). ``link_cache``: a
         pipeline run's reference cache (DRIVER §12), shared by the contracts of one driver run.
         ``notify=False``: send no §16 notifications (the driver sends them once per contract, after its
-        retries)."""
+        retries). Approval (DRIVER §11, materialized runs): required with ``approval_required`` or the
+        contract's ``metadata.approval_required``; ``approval_file`` may approve the batch; a triggered,
+        unapproved batch is staged and the run ends ``awaiting_approval``. ``approval``: a gate already
+        decided (:class:`lakelogic.plan.approval.ApprovalGate`, as the driver passes it). ``record``:
+        write the run-log row (DRIVER §15.1; default: when materializing; the driver and ``lakelogic
+        run`` record their own rows)."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
 
         # ``window``: (start, end), or an object with start/end/label/reason (the driver's Window); the
         # label decides how file sources select (by arrival time, or by the date in the file name).
         read_window = ReadWindow.of(window)
+        if approval is None and materialize:
+            approval = self._approval_gate(approval_required, approval_file, pipeline_run_id)
         request = RunRequest(
             source=source,
             materialize=materialize,
@@ -140,21 +151,56 @@ class DataProcessor:
             source_window=read_window,
             env=env,
             link_cache=link_cache,
+            approval=approval,
         )
         from lakelogic.notify import notify_run
 
+        recording = materialize if record is None else record
         try:
             outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
         except Exception as exc:
             # an unexpected failure still tells the channels subscribed to `failure`, then propagates
             failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
-            if notify and isinstance(failed, RunReport):
-                notify_run(self.contract, failed)
+            if isinstance(failed, RunReport):
+                if recording:
+                    self._record(failed)
+                if notify:
+                    notify_run(self.contract, failed)
             raise
+        if recording:
+            self._record(outcome.report)
         # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
         if notify:
             notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
+
+    def _record(self, report: RunReport) -> None:
+        """The run's run-log row, in the store its ``metadata`` names; a store that cannot be written is
+        a warning on the report, never a second failure of the run."""
+        from lakelogic.runlog import record_run, store_for_metadata
+
+        metadata = self.contract.metadata
+        try:
+            record_run(report, store=store_for_metadata(metadata if isinstance(metadata, dict) else None))
+        except Exception as exc:  # noqa: BLE001 - the run's own outcome stands; the loss is reported
+            report.warnings.append(f"the run was not recorded in the run log: {exc}")
+
+    def _approval_gate(
+        self, required: bool, approval_file: str | Path | None, pipeline_run_id: str | None
+    ) -> Any:
+        from lakelogic.plan.approval import gate_for, load_approval_file
+
+        metadata = self.contract.metadata
+        if not required and not (isinstance(metadata, dict) and metadata.get("approval_required")):
+            return None
+        source = self.contract.source_file
+        return gate_for(
+            metadata,
+            required=required,
+            approval=load_approval_file(approval_file) if approval_file is not None else None,
+            names=[self.contract.contract_name, source.stem if source is not None else ""],
+            pipeline_run_id=pipeline_run_id,
+        )
 
     def forget(
         self,
@@ -244,3 +290,68 @@ def load_run_contract(
         data = contract.model_dump(by_alias=True, exclude_none=True)
         return load_contract(data, overrides=dict(overrides))
     return contract
+
+
+def awaiting_approval(*, pipeline_run_id: str | None = None, spark: SparkSession | None = None) -> list[Any]:
+    """Batches staged by the approval gate (DRIVER §11), oldest first
+    (:class:`lakelogic.engines.spark.approval.StagedBatch`)."""
+    from lakelogic.engines.spark.approval import list_staged
+
+    return list_staged(_session(spark), pipeline_run_id=pipeline_run_id)
+
+
+def approve(
+    *,
+    run_ids: Sequence[str] = (),
+    pipeline_run_id: str | None = None,
+    contracts: Sequence[str] = (),
+    approved_by: str | None = None,
+    spark: SparkSession | None = None,
+) -> list[RunReport]:
+    """Publish staged batches with their original run id and window, without recomputing them."""
+    from lakelogic.engines.spark.approval import select_staged
+    from lakelogic.engines.spark.approval_gate import publish_staged
+
+    session = _session(spark)
+    who = approved_by or _current_user()
+    batches = select_staged(
+        session, run_ids=tuple(run_ids), pipeline_run_id=pipeline_run_id, contracts=tuple(contracts)
+    )
+    return [publish_staged(session, b, approved_by=who) for b in batches]
+
+
+def reject(
+    *,
+    run_ids: Sequence[str] = (),
+    pipeline_run_id: str | None = None,
+    contracts: Sequence[str] = (),
+    rejected_by: str | None = None,
+    spark: SparkSession | None = None,
+) -> list[RunReport]:
+    """Drop staged batches; their runs are recorded ``rejected`` and no table is touched."""
+    from lakelogic.engines.spark.approval import select_staged
+    from lakelogic.engines.spark.approval_gate import reject_staged
+
+    session = _session(spark)
+    who = rejected_by or _current_user()
+    batches = select_staged(
+        session, run_ids=tuple(run_ids), pipeline_run_id=pipeline_run_id, contracts=tuple(contracts)
+    )
+    return [reject_staged(session, b, rejected_by=who) for b in batches]
+
+
+def _session(spark: SparkSession | None) -> SparkSession:
+    if spark is not None:
+        return spark
+    from lakelogic.engines.spark.session import spark_session
+
+    return spark_session()
+
+
+def _current_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

@@ -203,6 +203,12 @@ class MergeKeyError(TableError):
 # --- registry / driver ----------------------------------------------------------------------
 
 
+class ApprovalError(LakeLogicError):
+    """A bad approval file, or an approve/reject of a batch that is not staged (DRIVER §11)."""
+
+    error_type = "approval"
+
+
 class RegistryError(LakeLogicError):
     error_type = "registry"
 

@@ -135,6 +135,19 @@ class MaterializationInfo(_Model):
     quarantine_rows_written: int = 0
 
 
+class ApprovalInfo(_Model):
+    """The approval gate of a materialized run (DRIVER §11)."""
+
+    required: bool = False
+    # why the gate fired: quarantine_ratio:<ratio>><threshold>, schema_drift:<columns>
+    reasons: list[str] = Field(default_factory=list)
+    decision: str = "not_triggered"  # not_triggered | approved | staged | rejected
+    approved_by: str | None = None
+    approval_file: str | None = None
+    staged_at: str | None = None  # where the batch waits for approval
+    staged_status: str | None = None  # the run's status once published (succeeded / partial)
+
+
 class ServiceLevelResult(_Model):
     objective: str
     passed: bool | None
@@ -184,6 +197,7 @@ class RunReport(_Model):
     window: WindowInfo = Field(default_factory=WindowInfo)
     watermark: WatermarkInfo = Field(default_factory=WatermarkInfo)
     materialization: MaterializationInfo | None = None
+    approval: ApprovalInfo | None = None
     service_levels: list[ServiceLevelResult] = Field(default_factory=list)
     notifications: list[NotificationResult] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

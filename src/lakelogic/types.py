@@ -28,6 +28,7 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     NO_NEW_DATA = "no_new_data"
     AWAITING_APPROVAL = "awaiting_approval"
+    REJECTED = "rejected"  # a staged batch an approver dropped (DRIVER §11)
     SKIPPED = "skipped"  # driver only: the contract did not run
 
 

@@ -36,6 +36,7 @@ from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary, contract_row
 from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
 from lakelogic.errors import LakeLogicError
+from lakelogic.plan.approval import load_approval_file
 from lakelogic.runlog import find_project_root, open_store, set_default_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
 
@@ -86,6 +87,14 @@ def main(
         False,
         "--cache-references",
         help="Load each reference link once per pipeline run and reuse it across contracts (DRIVER §12).",
+    ),
+    approval_required: bool = typer.Option(
+        False,
+        "--approval-required",
+        help="Stage a contract's batch for approval when its gate triggers (DRIVER §11).",
+    ),
+    approval_file: Path | None = typer.Option(
+        None, "--approval-file", help="Approval file: approves the contracts it covers (DRIVER §11)."
     ),
     retry_backoff: float = typer.Option(1.0, "--retry-backoff"),
     retry_max_delay: float = typer.Option(60.0, "--retry-max-delay"),
@@ -205,7 +214,12 @@ def main(
         raise typer.Exit(0)
 
     try:
-        runner, cancel = spark_runner(engine, cache_references=cache_references)
+        runner, cancel = spark_runner(
+            engine,
+            cache_references=cache_references,
+            approval_required=approval_required,
+            approval_file=load_approval_file(approval_file) if approval_file is not None else None,
+        )
     except LakeLogicError as exc:
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None

@@ -15,6 +15,7 @@ from lakelogic.driver.windows import WindowSpec
 from lakelogic.errors import LakeLogicError
 
 if TYPE_CHECKING:
+    from lakelogic.plan.approval import ApprovalFile
     from lakelogic.runlog.prometheus import PrometheusExporter
 
 # Piped output (CI logs, the demo) has no terminal width; do not squeeze tables into 80 columns.
@@ -62,12 +63,24 @@ def window_spec(
     return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
 
 
-def spark_runner(engine: str, *, cache_references: bool = False) -> tuple[ContractRunner, Any]:
+def spark_runner(
+    engine: str,
+    *,
+    cache_references: bool = False,
+    approval_required: bool = False,
+    approval_file: ApprovalFile | None = None,
+) -> tuple[ContractRunner, Any]:
     if engine != "spark":
         raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
     from lakelogic.driver.spark_runner import spark_contract_runner
 
-    return spark_contract_runner(spark_for(engine), engine=engine, cache_references=cache_references)
+    return spark_contract_runner(
+        spark_for(engine),
+        engine=engine,
+        cache_references=cache_references,
+        approval_required=approval_required,
+        approval_file=approval_file,
+    )
 
 
 def spark_for(engine: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from lakelogic.cli import (
+    approval_cmd,
     dag_cmd,
     decrypt_cmd,
     forget_cmd,
@@ -36,6 +37,7 @@ for module in (
     reset_cmd,
     decrypt_cmd,
     forget_cmd,
+    approval_cmd,
 ):
     module.register(app)
 

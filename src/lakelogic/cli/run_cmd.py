@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lakelogic.errors import ContractError, PlanError
+from lakelogic.errors import ContractError, LakeLogicError, PlanError
 
 if TYPE_CHECKING:
     from lakelogic.report import RunReport
@@ -49,6 +49,13 @@ def run(
     env: Annotated[
         str | None, typer.Option("--env", help="Active environment (else LAKELOGIC_ENV): environments.<env>.")
     ] = None,
+    approval_required: Annotated[
+        bool,
+        typer.Option("--approval-required", help="Stage the batch for approval when the gate triggers."),
+    ] = False,
+    approval_file: Annotated[
+        Path | None, typer.Option("--approval-file", help="An approval file that may approve the batch.")
+    ] = None,
 ) -> None:
     """Run CONTRACT once: read, transform, validate, quarantine, and materialize when it has a target."""
     err = Console(stderr=True)
@@ -66,7 +73,13 @@ def run(
                 output_good=output_good,
                 output_bad=output_bad,
                 env=env,
+                approval_required=approval_required,
+                approval_file=approval_file,
+                record=False,  # recorded below, with a warning when the store cannot be written
             )
+    except LakeLogicError as exc:  # e.g. an unreadable approval file: before anything ran
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2) from None
     except Exception as exc:  # noqa: BLE001 - programming/JVM errors: one clean line, exit 1
         err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)
         raise typer.Exit(1) from None
@@ -84,6 +97,8 @@ def run(
                 highlight=False,
             )
         raise typer.Exit(2 if error_type in _CONTRACT_ERRORS else 1)
+    if report.status == "awaiting_approval":
+        raise typer.Exit(3)  # DRIVER §13: nothing failed, the batch awaits approval
 
 
 def _quiet_spark_logs() -> None:

@@ -97,6 +97,8 @@ def block_from_outcome(upstream: Outcome) -> Block | None:
         )
     if upstream.status == "awaiting_approval":
         return Block("upstream_awaiting_approval", upstream.node_id, upstream.node_id)
+    if upstream.status == "rejected":
+        return Block("upstream_rejected", upstream.node_id, upstream.node_id)
     if upstream.gated:
         return Block("upstream_gated", upstream.node_id, upstream.node_id, upstream.gate_reason)
     return None
@@ -139,6 +141,8 @@ def check_unscheduled(
         return Block("upstream_failed", upstream_id, upstream_id, "latest run failed"), None
     elif row.get("status") == "awaiting_approval":
         return Block("upstream_awaiting_approval", upstream_id, upstream_id), None
+    elif row.get("status") == "rejected":
+        return Block("upstream_rejected", upstream_id, upstream_id), None
     elif row.get("gated"):
         return Block("upstream_gated", upstream_id, upstream_id, row.get("gate_reason")), None
     elif window_start is not None and row.get("finished_at") is not None:

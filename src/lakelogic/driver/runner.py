@@ -8,6 +8,7 @@ thread touches outcomes and the run log, so no shared mutable state crosses thre
 
 from __future__ import annotations
 
+import json
 import os
 import time as _time
 import traceback
@@ -192,6 +193,9 @@ class PipelineRun:
             if saved is not None and saved.done:
                 self._already_succeeded(node, saved)
                 continue
+            if saved is not None and saved.status == "awaiting_approval" and saved.run_id:
+                self._resume_awaiting(node, saved)
+                continue
             if self._aborted or self._circuit_open:
                 reason = "circuit_open" if self._circuit_open else "pipeline_aborted"
                 self._skip(node, Block(reason, "", self._aborted or "", None), self._window(node))
@@ -349,6 +353,43 @@ class PipelineRun:
         self.outcomes[node.id] = outcome
         self._record(node, window, outcome)
         self.on_event(node.id, "skipped", outcome)
+
+    def _resume_awaiting(self, node: Node, saved: SavedNode) -> None:
+        """Resume (DRIVER §11) of a node that awaited approval: publish its staged batch when the approval
+        file now covers it (no recomputation), else it keeps awaiting; an approve or reject done since
+        with ``lakelogic approve``/``reject`` is taken from the run log."""
+        assert saved.run_id is not None
+        window = self._window(node)
+        started = datetime.now(UTC)
+        resume = getattr(self.runner, "resume_staged", None)
+        try:
+            report = resume(node, saved.run_id) if callable(resume) else None
+        except Exception as exc:  # noqa: BLE001 - recorded as the node's failure, never swallowed
+            report = self._synthetic_report(node, window, RunStatus.FAILED, started)
+            report.run_id = saved.run_id
+            report.error = ErrorBlock(
+                type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
+            )
+        if report is None:
+            report = self._logged_report(saved.run_id)
+        if report is None:
+            report = self._synthetic_report(node, window, RunStatus.FAILED, started)
+            report.run_id = saved.run_id
+            report.error = ErrorBlock(
+                type="approval",
+                message=f"run {saved.run_id} awaited approval, but neither a staged batch nor a "
+                "run-log row of it is left",
+            )
+        self._complete(node, window, report, attempts=0, started=started)
+
+    def _logged_report(self, run_id: str) -> RunReport | None:
+        """The report of ``run_id`` as the run log holds it (an approve/reject made outside the driver)."""
+        getter = getattr(self.store, "get", None)
+        row = getter(run_id) if callable(getter) else None
+        text = row.get("report_json") if isinstance(row, dict) else None
+        if not text:
+            return None
+        return RunReport.model_validate(json.loads(text) if isinstance(text, str) else text)
 
     def _skip(self, node: Node, block: Block, window: Window) -> None:
         now = datetime.now(UTC)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
 from lakelogic.driver.execution import ContractRunner, RunRequest
+from lakelogic.plan.approval import ApprovalFile, ApprovalGate, gate_for
 from lakelogic.report import RunReport
 
 
@@ -40,13 +43,66 @@ class SparkContractRunner:
     for it share link frames; a committed target drops the links read from it; ``close`` releases every
     cached frame at the end of the pipeline run (each backfill window is its own pipeline run)."""
 
-    def __init__(self, spark: Any, *, engine: str = "spark", cache_references: bool = False) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        *,
+        engine: str = "spark",
+        cache_references: bool = False,
+        approval_required: bool = False,
+        approval_file: ApprovalFile | None = None,
+    ) -> None:
         from lakelogic.engines.spark.link_cache import LinkCache
 
         self.spark = spark
         self.engine = engine
         self.cache_references = cache_references
         self.cache = LinkCache()
+        self.approval_required = approval_required
+        self.approval_file = approval_file
+
+    def approval_gate(self, node: Any, pipeline_run_id: str, contract: Any) -> ApprovalGate | None:
+        """The node's approval gate (DRIVER §11): ``--approval-required`` or the effective
+        ``metadata.approval_required``; the approval file approves it by node id, contract name or file
+        stem. None when approval is not required."""
+        metadata = getattr(contract, "metadata", None)
+        wanted = isinstance(metadata, dict) and bool(metadata.get("approval_required"))
+        if not (self.approval_required or wanted):
+            return None
+        return gate_for(
+            metadata if isinstance(metadata, dict) else None,
+            required=self.approval_required,
+            approval=self.approval_file,
+            names=approval_names(node, contract),
+            pipeline_run_id=pipeline_run_id,
+        )
+
+    def resume_staged(self, node: Any, run_id: str) -> RunReport | None:
+        """Resume (DRIVER §11) of a node whose run ``run_id`` awaits approval: its staged batch published
+        when the approval file now covers it, else the staged run's report (still awaiting). None when
+        nothing is staged for ``run_id`` any more (published or rejected since)."""
+        from lakelogic.engines.spark.approval import find_staged
+        from lakelogic.engines.spark.approval_gate import publish_staged, staged_report
+
+        batch = find_staged(self.spark, run_id)
+        if batch is None:
+            return None
+        approval = self.approval_file
+        if approval is None or not approval.covers(
+            [*batch.names, node.id], pipeline_run_id=batch.pipeline_run_id, now=datetime.now(UTC)
+        ):
+            return staged_report(batch)
+        with node_scope(self.spark.sparkContext, node.id, f"lakelogic {node.id} publish {run_id}"):
+            report = publish_staged(
+                self.spark,
+                batch,
+                approved_by=approval.approved_by,
+                approval_file=approval.path,
+                record=False,  # the driver records the outcome with its own columns
+            )
+        if report.materialization is not None and report.materialization.target:
+            self.cache.invalidate(report.materialization.target)
+        return report
 
     def __call__(self, request: RunRequest) -> RunReport:
         from lakelogic.api import DataProcessor
@@ -64,6 +120,8 @@ class SparkContractRunner:
                 window=request.window,
                 link_cache=self.cache if cached else None,
                 notify=False,  # once per contract, below or in on_final_failure (not per retried attempt)
+                record=False,  # the driver records the outcome with its own columns
+                approval=self.approval_gate(node, request.pipeline_run_id, processor.contract),
             )
             report: RunReport = result.report
             materialization = report.materialization
@@ -107,10 +165,27 @@ class SparkContractRunner:
             logger.warning("releasing the reference cache failed: {}", exc)
 
 
+def approval_names(node: Any, contract: Any) -> list[str]:
+    """The names an approval file may use for a node: its id, its name, the contract name, the file stem."""
+    stem = Path(str(node.contract_file)).stem if getattr(node, "contract_file", None) else ""
+    return [node.id, node.name, str(getattr(contract, "contract_name", "") or ""), stem]
+
+
 def spark_contract_runner(
-    spark: Any, *, engine: str = "spark", cache_references: bool = False
+    spark: Any,
+    *,
+    engine: str = "spark",
+    cache_references: bool = False,
+    approval_required: bool = False,
+    approval_file: ApprovalFile | None = None,
 ) -> tuple[ContractRunner, Callable[[str], None]]:
     """``(runner, cancel)``: the runner executes one node; ``cancel(node_id)`` cancels its Spark jobs.
     The runner is a :class:`SparkContractRunner`; call its ``close()`` when a pipeline run ends."""
-    runner = SparkContractRunner(spark, engine=engine, cache_references=cache_references)
+    runner = SparkContractRunner(
+        spark,
+        engine=engine,
+        cache_references=cache_references,
+        approval_required=approval_required,
+        approval_file=approval_file,
+    )
     return runner, runner.cancel

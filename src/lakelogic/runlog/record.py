@@ -189,7 +189,7 @@ def row_from_report(report: RunReport, **extra: Any) -> dict[str, Any]:
         "rows_deleted": mat.rows_deleted if mat else 0,
         "policy_packs": None,
         "overrides": None,
-        "approved_by": None,
+        "approved_by": report.approval.approved_by if report.approval else None,
         "report_json": json.dumps(report.to_json_dict(), default=str, sort_keys=True),
     }
     for key, value in extra.items():

@@ -45,6 +45,12 @@ def _materialize_step(plan: Any) -> Materialize | None:
     return next((s for s in steps if isinstance(s, Materialize)), None)
 
 
+def materialize_strategy(plan: Any) -> str | None:
+    """The write strategy the plan's materialize step names (None: the contract's default)."""
+    step = _materialize_step(plan)
+    return step.strategy if step is not None else None
+
+
 def _quarantine_enabled(contract: Any, plan: Any) -> bool:
     settings = getattr(plan, "quarantine", None) or {}
     if "enabled" in settings:
@@ -73,17 +79,19 @@ def materialize_run(
     env: str | None = None,
     reprocess: bool | None = None,
     as_of: datetime | None = None,
+    resolved: ResolvedTarget | None = None,
 ) -> MaterializationInfo:
     """Write ``good`` to the contract's target and ``bad`` to its quarantine sink (SEMANTICS §13).
 
     Returns the report's materialization block (also stored on ``report``). ``reprocess`` defaults to
-    ``report.window.label == 'reprocess'``.
+    ``report.window.label == 'reprocess'``. ``resolved``: the target as resolved earlier (publishing a
+    batch staged for approval writes where the run would have written).
     """
     from lakelogic.tables.spark_evolution import WriteDrift
     from lakelogic.tables.spark_write import write_frame
 
     step = _materialize_step(plan)
-    resolved = resolve_target(contract, target=target, env=env)
+    resolved = resolved or resolve_target(contract, target=target, env=env)
     spec = write_spec_from_contract(
         contract, strategy=step.strategy if step is not None else None, as_of=as_of or _as_of(report, window)
     )
@@ -101,7 +109,7 @@ def materialize_run(
 
     info = MaterializationInfo(target=resolved.name, format=resolved.format, strategy=spec.strategy)
     report.materialization = info
-    if _code_writes_output(plan):
+    if code_writes_output(plan):
         report.warnings.append(
             "external_logic.handles_output: the code writes the output; the target was not written"
         )
@@ -146,7 +154,33 @@ def materialize_run(
     return info
 
 
-def _code_writes_output(plan: Any) -> bool:
+def target_drift(
+    spark: SparkSession,
+    *,
+    contract: Any,
+    plan: Any,
+    good: DataFrame,
+    target: str | None = None,
+    env: str | None = None,
+) -> list[str]:
+    """The columns where ``good`` and the existing target differ (added, missing or retyped), leaving
+    out the columns the strategy writes itself (SCD2 versions, soft deletes). A new target: none."""
+    from lakelogic.tables.spark_evolution import schema_drift
+    from lakelogic.tables.spark_write import adapter_for, written_by_strategy
+
+    adapter = adapter_for(spark, resolve_target(contract, target=target, env=env))
+    stored = adapter.schema() if adapter.exists() else None
+    if stored is None:
+        return []
+    step = _materialize_step(plan)
+    spec = write_spec_from_contract(contract, strategy=step.strategy if step is not None else None)
+    own = set(written_by_strategy(spec))
+    drift = schema_drift(stored, good.schema)
+    changed = [*drift.added, *drift.missing, *(c["column"] for c in drift.type_changes)]
+    return sorted({c for c in changed if c not in own})
+
+
+def code_writes_output(plan: Any) -> bool:
     """``external_logic.handles_output: true``: the code wrote the output itself; the run validates,
     reports and writes the quarantine, but not the target (SEMANTICS §19)."""
     steps = getattr(plan, "steps", ()) or ()

@@ -103,7 +103,7 @@ def _require_layout_columns(frame: DataFrame, spec: WriteSpec) -> None:
     """§13.4: ``partition_by``/``cluster_by`` columns must exist in the output. The compiler rejects what it
     can prove missing; a column left to the source is checked here, before anything is written, instead of
     the table silently being laid out without it."""
-    available = set(frame.columns) | set(_written_by_strategy(spec))
+    available = set(frame.columns) | set(written_by_strategy(spec))
     for key, columns in (("partition_by", spec.partition_by), ("cluster_by", spec.cluster_by)):
         missing = [c for c in columns if c not in available]
         if missing:
@@ -113,7 +113,7 @@ def _require_layout_columns(frame: DataFrame, spec: WriteSpec) -> None:
             )
 
 
-def _written_by_strategy(spec: WriteSpec) -> tuple[str, ...]:
+def written_by_strategy(spec: WriteSpec) -> tuple[str, ...]:
     """Columns the write itself adds to the batch (SCD2's version columns, soft-delete columns)."""
     added: list[str | None] = list(spec.soft_delete_columns)
     if spec.scd2 is not None:

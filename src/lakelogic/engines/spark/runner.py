@@ -76,6 +76,8 @@ class RunRequest:
     source_window: Any = None
     # The pipeline run's reference cache (DRIVER §12; lakelogic.engines.spark.link_cache.LinkCache).
     link_cache: Any = None
+    # The approval gate (DRIVER §11; lakelogic.plan.approval.ApprovalGate); None: no approval.
+    approval: Any = None
 
 
 @dataclass
@@ -321,6 +323,13 @@ def _run(
         report.status = RunStatus.PARTIAL
     else:
         report.status = RunStatus.SUCCEEDED
+    if request.materialize and _held_for_approval(spark, contract, plan, frames, report, request, progress):
+        # staged for approval (DRIVER §11): no table commit, no service levels, no lifecycle
+        for pending in staged:
+            pending.commit()
+        staged.clear()
+        ev.release()
+        return
     # Tables first: the frames may be served by staged files that the publish moves or removes.
     if request.materialize:
         progress.step = "write_target"  # materialize times its target and quarantine writes itself
@@ -596,6 +605,36 @@ def _gates(report: RunReport, ev: Evaluation) -> None:
         if failed:
             names = ", ".join(r.name for r in failed)
             raise DatasetRuleHalt(f"dataset rule(s) failed: {names} (fail_pipeline_on_dataset_error)")
+
+
+def _held_for_approval(
+    spark: SparkSession,
+    contract: Any,
+    plan: Any,
+    frames: _Frames,
+    report: RunReport,
+    request: RunRequest,
+    progress: StepClock,
+) -> bool:
+    if request.approval is None:
+        return False
+    from lakelogic.engines.spark.approval_gate import hold_for_approval
+
+    with progress.stage("approval"):
+        return hold_for_approval(
+            spark,
+            gate=request.approval,
+            contract=contract,
+            plan=plan,
+            good=frames.good,
+            bad=frames.bad,
+            report=report,
+            run_id=request.run_id,
+            pipeline_run_id=request.pipeline_run_id,
+            window=request.window,
+            target=request.target,
+            env=request.env,
+        )
 
 
 def _materialize(
