@@ -34,3 +34,16 @@ def shared_dir() -> Path:
     if not (SHARED / "olc").is_dir():
         pytest.skip(f"../shared is absent ({SHARED}); conformance data is read from there at test time")
     return SHARED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_lakelogic_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run-log rows and approval staging of the suite go to a temporary LAKELOGIC_HOME, never into the
+    checkout's .lakelogic/ (API runs with materialize=True record themselves)."""
+    previous = os.environ.get("LAKELOGIC_HOME")
+    os.environ["LAKELOGIC_HOME"] = str(tmp_path_factory.mktemp("lakelogic_home"))
+    yield
+    if previous is None:
+        os.environ.pop("LAKELOGIC_HOME", None)
+    else:
+        os.environ["LAKELOGIC_HOME"] = previous

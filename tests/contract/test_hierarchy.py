@@ -305,3 +305,47 @@ def test_environment_region_feeds_the_data_residency_check(tmp_path: Path) -> No
     assert dev.environment_region == "us-east-1"
     assert "outside the contract's data_residency (eu)" in (residency_warning(dev) or "")
     assert residency_warning(resolve_effective(path, env="prod").contract) is None
+
+
+def _with_retention(project: Path, domain: str) -> None:
+    domain_file = project / "retail" / "_domain.yaml"
+    domain_file.write_text(domain_file.read_text() + f"retention: {domain}\n")
+
+
+def test_layer_retention_fills_the_contract_period_and_lineage_column(project: Path) -> None:
+    _with_retention(project, "{silver: P2Y, gold: P7Y}")
+    effective = resolve_effective(contract(project))
+    assert effective.contract.compliance["retention"] == {
+        "period": "P2Y",
+        "column": "_lakelogic_processed_at",
+    }
+    assert effective.origin("compliance.retention.period").source.startswith("domain:")  # type: ignore[union-attr]
+
+
+def test_contract_retention_wins_over_the_domain(project: Path) -> None:
+    _with_retention(project, "{silver: P90D}")
+    assert resolve_effective(contract(project)).contract.compliance["retention"]["period"] == "P90D"
+    own = contract(project, "compliance: {retention: {period: P30D, column: id}}\n", name="own.yaml")
+    assert resolve_effective(own).contract.compliance["retention"] == {"period": "P30D", "column": "id"}
+    keyed = contract(project, "compliance: {retention: {column: id}}\n", name="keyed.yaml")
+    assert resolve_effective(keyed).contract.compliance["retention"] == {"period": "P90D", "column": "id"}
+
+
+def test_layer_retention_without_a_column_asks_for_one(project: Path) -> None:
+    from lakelogic.errors import PlanError
+    from lakelogic.plan.retention import retention_policy
+
+    _with_retention(project, "{silver: P2Y}")
+    path = contract(project, "lineage: {enabled: false}\n")
+    with pytest.raises(ContractError):  # lineage.enabled is locked by the domain fixture
+        resolve_effective(path)
+    domain_file = project / "retail" / "_domain.yaml"
+    domain_file.write_text(domain_file.read_text().replace("locked: [lineage.enabled]\n", ""))
+    effective = resolve_effective(path)
+    assert effective.contract.compliance["retention"] == {"period": "P2Y"}
+    with pytest.raises(PlanError, match="needs the column") as caught:
+        retention_policy(effective.contract)
+    assert "lineage" in str(caught.value)
+    bronze = contract(project, name="bronze.yaml")
+    bronze.write_text(bronze.read_text().replace("target_layer: silver", "target_layer: bronze"))
+    assert "retention" not in resolve_effective(bronze).contract.compliance  # no bronze period

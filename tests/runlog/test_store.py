@@ -10,7 +10,7 @@ import pytest
 
 from lakelogic.errors import LakeLogicError
 from lakelogic.report import Counts, DatasetRuleResult, ErrorBlock, MaterializationInfo, RunReport, WindowInfo
-from lakelogic.runlog import DuckDBRunLogStore, default_database_path, record_run, row_from_report
+from lakelogic.runlog import DuckDBRunLogStore, default_database_path, open_store, record_run, row_from_report
 from lakelogic.types import RunStatus
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -48,8 +48,15 @@ def _report(
     return report
 
 
-def test_round_trip_keeps_every_column(tmp_path: Path) -> None:
-    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+@pytest.fixture(params=["duckdb", "delta"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> DuckDBRunLogStore:
+    """The embedded store and the Delta one (delta-rs): the same behaviour through the same queries."""
+    if request.param == "delta":
+        return open_store(tmp_path / "delta", backend="delta")
+    return DuckDBRunLogStore(tmp_path / "rl.duckdb")
+
+
+def test_round_trip_keeps_every_column(store: DuckDBRunLogStore) -> None:
     record_run(
         _report("r1"),
         entity="orders",
@@ -72,8 +79,7 @@ def test_round_trip_keeps_every_column(tmp_path: Path) -> None:
     assert '"run_id": "r1"' in row["report_json"]
 
 
-def test_upsert_by_run_id(tmp_path: Path) -> None:
-    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+def test_upsert_by_run_id(store: DuckDBRunLogStore) -> None:
     record_run(_report("r1", status=RunStatus.FAILED), store=store)
     failed = _report("r1")
     failed.error = ErrorBlock(type="commit", message="boom")
@@ -83,8 +89,7 @@ def test_upsert_by_run_id(tmp_path: Path) -> None:
     assert rows[0]["error_type"] == "commit"
 
 
-def test_query_filters_and_newest_first(tmp_path: Path) -> None:
-    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+def test_query_filters_and_newest_first(store: DuckDBRunLogStore) -> None:
     for i in range(3):
         record_run(_report(f"r{i}", started=T0 + timedelta(hours=i)), store=store)
     record_run(_report("x", contract="other", status=RunStatus.FAILED), store=store)
@@ -93,8 +98,7 @@ def test_query_filters_and_newest_first(tmp_path: Path) -> None:
     assert [r["run_id"] for r in store.query(status="failed")] == ["x"]
 
 
-def test_last_success_ignores_failures_and_rows_before_reset(tmp_path: Path) -> None:
-    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+def test_last_success_ignores_failures_and_rows_before_reset(store: DuckDBRunLogStore) -> None:
     record_run(_report("ok1", started=T0), store=store)
     record_run(_report("bad", started=T0 + timedelta(hours=1), status=RunStatus.FAILED), store=store)
     last = store.last_success("silver_orders")
@@ -116,8 +120,7 @@ def test_unknown_extra_column_is_an_error() -> None:
         row_from_report(_report("r"), bogus=1)
 
 
-def test_concurrent_writes_from_threads(tmp_path: Path) -> None:
-    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+def test_concurrent_writes_from_threads(store: DuckDBRunLogStore) -> None:
     threads = [
         threading.Thread(target=record_run, args=(_report(f"t{i}"),), kwargs={"store": store})
         for i in range(8)
@@ -154,3 +157,20 @@ def test_process_default_store(tmp_path: Path) -> None:
         assert open_store(tmp_path / "other.duckdb") is not store
     finally:
         set_default_store(None)
+
+
+def test_delta_run_log_is_a_delta_table_other_readers_can_read(tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    store = open_store(tmp_path / "lake", table="ops.run_log", backend="delta")
+    assert not store.exists() and store.query() == []
+    record_run(_report("d1"), store=store)
+    record_run(_report("d1", status=RunStatus.FAILED), store=store)  # an upsert, not a second row
+    rows = DeltaTable(str(tmp_path / "lake" / "ops" / "run_log")).to_pyarrow_table().to_pylist()
+    assert [(r["run_id"], r["status"]) for r in rows] == [("d1", "failed")]
+    assert rows[0]["started_at"] == T0  # an instant (UTC), as Delta's timestamp type stores it
+
+
+def test_unknown_backend_lists_the_allowed_ones() -> None:
+    with pytest.raises(LakeLogicError, match="allowed: duckdb, sqlite, delta"):
+        open_store(backend="iceberg")

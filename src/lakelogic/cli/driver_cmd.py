@@ -41,7 +41,7 @@ from lakelogic.runlog import find_project_root, open_store, set_default_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
 
 if TYPE_CHECKING:
-    from lakelogic.runlog.prometheus import PrometheusExporter
+    from lakelogic.runlog.prometheus import MetricsExporter
 
 app = typer.Typer(
     name="lakelogic-driver",
@@ -103,9 +103,11 @@ def main(
     pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id"),
     run_log_database: Path | None = typer.Option(None, "--run-log-database"),
     run_log_table: str | None = typer.Option(None, "--run-log-table"),
-    run_log_backend: str | None = typer.Option(None, "--run-log-backend"),
+    run_log_backend: str | None = typer.Option(
+        None, "--run-log-backend", help="duckdb (default), sqlite or delta (a Delta table, via delta-rs)."
+    ),
     summary_table: str | None = typer.Option(None, "--summary-table"),
-    summary_backend: str = typer.Option("duckdb", "--summary-backend"),
+    summary_backend: str = typer.Option("duckdb", "--summary-backend", help="duckdb, sqlite or delta."),
     summary_database: Path | None = typer.Option(None, "--summary-database"),
     summary_path: Path | None = typer.Option(None, "--summary-path"),
     metrics_path: Path | None = typer.Option(
@@ -130,10 +132,12 @@ def main(
     reload_layers: list[str] = typer.Option([], "--reload-layers"),
     yes: bool = typer.Option(False, "--yes", help="Do not ask before emptying tables."),
     metrics_backend: str | None = typer.Option(
-        None, "--metrics-backend", help="prometheus: serve /metrics live."
+        None, "--metrics-backend", help="prometheus (serve /metrics live) or statsd (push over UDP)."
     ),
-    metrics_host: str = typer.Option("0.0.0.0", "--metrics-host"),
-    metrics_port: int = typer.Option(9100, "--metrics-port"),
+    metrics_host: str | None = typer.Option(
+        None, "--metrics-host", help="prometheus: listen address (0.0.0.0); statsd: server (127.0.0.1)."
+    ),
+    metrics_port: int | None = typer.Option(None, "--metrics-port", help="prometheus: 9100; statsd: 8125."),
     metrics_prefix: str = typer.Option("lakelogic", "--metrics-prefix"),
     metrics_linger_seconds: float = typer.Option(0.0, "--metrics-linger-seconds"),
     live: bool = typer.Option(True, "--live/--no-live", help="Live table of node states."),
@@ -308,7 +312,7 @@ def _execute(
     live: bool,
     state: DriverState | None,
     resumed: DriverState | None,
-    exporter: PrometheusExporter | None,
+    exporter: MetricsExporter | None,
 ) -> PipelineResult:
     board = LiveBoard(pipeline.dag, sorted(pipeline.selected), console=console, enabled=live)
 

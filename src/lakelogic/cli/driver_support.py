@@ -16,7 +16,7 @@ from lakelogic.errors import LakeLogicError
 
 if TYPE_CHECKING:
     from lakelogic.plan.approval import ApprovalFile
-    from lakelogic.runlog.prometheus import PrometheusExporter
+    from lakelogic.runlog.prometheus import MetricsExporter
 
 # Piped output (CI logs, the demo) has no terminal width; do not squeeze tables into 80 columns.
 console = Console() if sys.stdout.isatty() else Console(width=160)
@@ -129,20 +129,28 @@ def confirm_and_reset(
 
 
 def metrics_exporter(
-    backend: str | None, host: str, port: int, prefix: str, tags: dict[str, str]
-) -> PrometheusExporter | None:
+    backend: str | None, host: str | None, port: int | None, prefix: str, tags: dict[str, str]
+) -> MetricsExporter | None:
+    """``prometheus`` (serves /metrics; default 0.0.0.0:9100) or ``statsd`` (pushes over UDP; default
+    127.0.0.1:8125), DRIVER §15.3."""
     if backend in (None, "none"):
         return None
-    if backend != "prometheus":
-        err_console.print(
-            f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus"
-        )
-        raise typer.Exit(2)
-    from lakelogic.runlog.prometheus import PrometheusExporter
+    if backend == "prometheus":
+        from lakelogic.runlog.prometheus import PrometheusExporter
 
-    exporter = PrometheusExporter(prefix=prefix, tags=tags)
-    exporter.serve(port, host)
-    return exporter
+        exporter = PrometheusExporter(prefix=prefix, tags=tags)
+        exporter.serve(port if port is not None else 9100, host or "0.0.0.0")
+        return exporter
+    if backend == "statsd":
+        from lakelogic.runlog.statsd_exporter import StatsdExporter
+
+        return StatsdExporter(
+            host=host or "127.0.0.1", port=port if port is not None else 8125, prefix=prefix, tags=tags
+        )
+    err_console.print(
+        f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus, statsd"
+    )
+    raise typer.Exit(2)
 
 
 def no_runner(request: Any) -> Any:  # pragma: no cover - a dry run never runs a contract

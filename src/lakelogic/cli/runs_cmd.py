@@ -62,7 +62,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Rows as JSON (report_json parsed)."),
         database: Path | None = typer.Option(None, "--run-log-database", help="Run-log DuckDB file."),
         table: str | None = typer.Option(None, "--run-log-table"),
-        backend: str | None = typer.Option(None, "--run-log-backend", help="duckdb (default) or sqlite"),
+        backend: str | None = typer.Option(
+            None, "--run-log-backend", help="duckdb (default), sqlite or delta"
+        ),
     ) -> None:
         """List contract runs from the run log, newest first."""
         store = open_store(database, table=table, backend=backend)

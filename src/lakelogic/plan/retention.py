@@ -67,7 +67,12 @@ def retention_policy(contract: Any) -> RetentionPolicy | None:
         raise PlanError("retention is a mapping {period, column}", yaml_path=path)
     period, column = retention.get("period"), retention.get("column")
     if not isinstance(column, str) or not column:
-        raise PlanError("retention needs the column whose age decides", yaml_path=f"{path}.column")
+        raise PlanError(
+            "retention needs the column whose age decides",
+            yaml_path=f"{path}.column",
+            hint="set compliance.retention.column (a timestamp or date field), or enable lineage: a "
+            "hierarchy retention period then uses its processed-at column",
+        )
     parts = _period_parts(str(period).strip()) if isinstance(period, str) else None
     if parts is None or parts == (0, 0, timedelta(0)):
         raise PlanError(

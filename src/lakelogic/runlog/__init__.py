@@ -30,6 +30,9 @@ RunLogStore = DuckDBRunLogStore
 _process_store: RunLogStore | None = None
 
 
+BACKENDS = ("duckdb", "sqlite", "delta")
+
+
 def set_default_store(store: RunLogStore | None) -> None:
     """Make ``store`` what ``open_store(None)`` returns in this process (None restores the default)."""
     global _process_store
@@ -37,6 +40,7 @@ def set_default_store(store: RunLogStore | None) -> None:
 
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_TABLE",
     "RUN_LOG_COLUMNS",
     "SUCCESS_STATUSES",
@@ -61,10 +65,10 @@ def open_store(
     backend: str | None = None,
 ) -> RunLogStore:
     """A store from an instance, a database path, or the default location."""
-    if backend not in (None, "duckdb", "sqlite"):
+    if backend not in (None, *BACKENDS):
         raise RunLogError(
-            f"run-log backend {backend!r} is not available yet",
-            hint="use duckdb (the default embedded store) or sqlite",
+            f"run-log backend {backend!r} is not available",
+            hint=f"allowed: {', '.join(BACKENDS)} (duckdb is the default embedded store)",
         )
     if isinstance(store, DuckDBRunLogStore):
         return store
@@ -72,6 +76,10 @@ def open_store(
         return _process_store
     if backend == "sqlite":
         return SQLiteRunLogStore(store, table or DEFAULT_TABLE)
+    if backend == "delta":
+        from lakelogic.runlog.delta_store import DeltaRunLogStore
+
+        return DeltaRunLogStore(store, table or DEFAULT_TABLE)
     return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
 
 

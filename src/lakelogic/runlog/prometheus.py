@@ -9,9 +9,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+
+class MetricsExporter(Protocol):
+    """What the driver calls on a metrics backend (Prometheus, StatsD) during a pipeline run."""
+
+    def start(self, pipeline_run_id: str, engine: str, environment: str | None) -> None: ...
+
+    def observe(self, contract: Mapping[str, Any]) -> None: ...
+
+    def finish(self, counters: Mapping[str, Any]) -> None: ...
+
+    def shutdown(self) -> None: ...
 
 
 class PrometheusExporter:

@@ -140,11 +140,19 @@ def write_summary(
     summary: PipelineSummary, *, table: str, database: str | Path | None = None, backend: str = "duckdb"
 ) -> None:
     """Upsert the summary row by ``pipeline_run_id`` into ``table`` (``schema.table`` creates the schema)."""
-    if backend not in ("duckdb", "sqlite"):
-        raise RunLogError(f"--summary-backend {backend!r} is not available yet", hint="use duckdb or sqlite")
-    store: DuckDBRunLogStore = (
-        SQLiteRunLogStore(database) if backend == "sqlite" else DuckDBRunLogStore(database)
-    )
+    store: DuckDBRunLogStore
+    if backend == "sqlite":
+        store = SQLiteRunLogStore(database)
+    elif backend == "delta":
+        from lakelogic.runlog.delta_store import DeltaRunLogStore
+
+        store = DeltaRunLogStore(database)
+    elif backend == "duckdb":
+        store = DuckDBRunLogStore(database)
+    else:
+        raise RunLogError(
+            f"--summary-backend {backend!r} is not available", hint="use duckdb, sqlite or delta"
+        )
     store.upsert(table, SUMMARY_COLUMNS, summary.row())
 
 

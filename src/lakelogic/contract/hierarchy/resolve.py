@@ -142,6 +142,45 @@ def _contact_channels(doc: DomainFile | SystemFile) -> list[dict[str, Any]]:
     return out
 
 
+def _layer_retention(
+    data: dict[str, Any], origins: dict[str, Origin], levels: Sequence[Any], layer: str | None
+) -> None:
+    """DRIVER §2.2: the domain's ``retention: {<layer>: period}`` becomes the contract's
+    ``compliance.retention.period`` unless the contract (or a compliance default) sets one.
+    Without a ``column``, the lineage processed-at column is used when lineage writes it; otherwise
+    ``lakelogic retention apply`` asks for one."""
+    chosen: tuple[str, Path] | None = None
+    for level in levels:
+        table = getattr(level[0], "retention", None) if level is not None else None
+        if layer and isinstance(table, Mapping):
+            period = table.get(layer)
+            if period:
+                chosen = (str(period), level[1])
+    if chosen is None:
+        return
+    compliance = data.get("compliance")
+    if compliance is None:
+        compliance = data["compliance"] = {}
+    if not isinstance(compliance, dict):
+        return  # the contract's own type error is reported by validation
+    retention = compliance.get("retention")
+    if retention is None:
+        retention = compliance["retention"] = {}
+    if not isinstance(retention, dict) or retention.get("period"):
+        return
+    retention["period"] = chosen[0]
+    origins["compliance.retention.period"] = Origin(f"domain:{chosen[1]}", "inherited")
+    lineage = data.get("lineage")
+    writes_timestamp = (
+        isinstance(lineage, dict)
+        and lineage.get("enabled")
+        and lineage.get("capture_timestamp", True) is not False
+    )
+    if not retention.get("column") and writes_timestamp and isinstance(lineage, dict):
+        retention["column"] = str(lineage.get("timestamp_column_name") or "_lakelogic_processed_at")
+        origins["compliance.retention.column"] = Origin(f"domain:{chosen[1]}", "inherited")
+
+
 def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]) -> dict[str, Any]:
     """The hierarchy ``slo`` settings with no v1 contract key (SEMANTICS §15): ``quality`` (completeness)
     and ``row_count.<layer>.anomaly``; a system's keys override its domain's. ``include_tables`` /
@@ -411,6 +450,7 @@ def resolve_effective(
     if problems:
         raise ContractError(problems)
 
+    _layer_retention(data, origins, levels, the_layer)
     environment, env_values = bind_environment(env, system, system_file)
     storage_block: dict[str, Any] = {}
     for doc in (domain, system):
