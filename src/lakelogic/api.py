@@ -306,9 +306,11 @@ def approve(
     pipeline_run_id: str | None = None,
     contracts: Sequence[str] = (),
     approved_by: str | None = None,
+    force: bool = False,
     spark: SparkSession | None = None,
 ) -> list[RunReport]:
-    """Publish staged batches with their original run id and window, without recomputing them."""
+    """Publish staged batches with their original run id and window, without recomputing them.
+    A batch a later run superseded (it committed an overlapping window) is refused unless ``force``."""
     from lakelogic.engines.spark.approval import select_staged
     from lakelogic.engines.spark.approval_gate import publish_staged
 
@@ -317,7 +319,7 @@ def approve(
     batches = select_staged(
         session, run_ids=tuple(run_ids), pipeline_run_id=pipeline_run_id, contracts=tuple(contracts)
     )
-    return [publish_staged(session, b, approved_by=who) for b in batches]
+    return [publish_staged(session, b, approved_by=who, force=force) for b in batches]
 
 
 def reject(

@@ -124,4 +124,19 @@ def test_cache_references_reaches_the_runner_and_the_cache_is_closed_after_each_
     args = ["--registry", str(project / "c"), "--run-log-database", str(project / "rl.duckdb"), "--no-live"]
     result = runner.invoke(driver_cmd.app, [*args, "--cache-references"])
     assert result.exit_code == 0, result.output
-    assert asked == [{"cache_references": True}] and closed == [1]
+    assert [a["cache_references"] for a in asked] == [True] and closed == [1]
+
+
+def test_statsd_host_that_does_not_resolve_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    from lakelogic.cli import driver_support
+    from lakelogic.runlog import statsd_exporter
+
+    def unresolvable(host: str, port: int) -> None:
+        raise OSError(f"[Errno -2] Name or service not known: {host}")
+
+    monkeypatch.setattr(statsd_exporter, "StatsClient", unresolvable)
+    with pytest.raises(typer.Exit) as caught:
+        driver_support.metrics_exporter("statsd", "nowhere.invalid", None, "ll", {})
+    assert caught.value.exit_code == 2

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from lakelogic.runlog.summary import (
     PipelineSummary,
@@ -63,3 +64,22 @@ def test_metrics_file_and_prometheus_text(tmp_path: Path) -> None:
     text = prometheus_text(summary())
     assert 'lakelogic_contract_rows_good_total{contract="bronze.a",layer="bronze"} 8.0' in text
     assert 'lakelogic_pipeline_contracts{status="skipped"} 1.0' in text
+
+
+def test_delta_summary_defaults_to_its_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--summary-backend delta without --summary-database: the Delta folder under LAKELOGIC_HOME."""
+    from deltalake import DeltaTable
+
+    from lakelogic.runlog.summary import PipelineSummary, write_summary
+
+    monkeypatch.setenv("LAKELOGIC_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("LAKELOGIC_RUNLOG", raising=False)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    summary = PipelineSummary(
+        pipeline_run_id="p1", started_at=now, finished_at=now, status="succeeded", exit_code=0
+    )
+    write_summary(summary, table="ops.pipeline_runs", backend="delta")
+    rows = (
+        DeltaTable(str(tmp_path / "home" / "delta" / "ops" / "pipeline_runs")).to_pyarrow_table().to_pylist()
+    )
+    assert [r["pipeline_run_id"] for r in rows] == ["p1"]

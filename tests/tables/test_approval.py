@@ -168,3 +168,78 @@ def test_staged_manifest_holds_no_source_or_rules(spark: Any, home: Path) -> Non
     text = (Path(staged.path) / "manifest.json").read_text()
     assert "secret" not in text and "v_ok" in text  # the report names the rule; the contract has no rules
     assert "quality" not in staged.manifest["publish_contract"]
+
+
+def test_a_batch_a_later_run_superseded_is_refused_unless_forced(spark: Any, home: Path) -> None:
+    target, _ = _targets(home)
+    processor = DataProcessor(contract(), spark=spark)
+    staged = processor.run(spark.createDataFrame([(1, "bad"), (2, "b")], SCHEMA), materialize=True,
+                           target=target.name).report  # fmt: skip
+    later = processor.run(spark.createDataFrame([(2, "b"), (3, "c")], SCHEMA), materialize=True,
+                          target=target.name).report  # fmt: skip
+    assert staged.status == "awaiting_approval" and later.status == "succeeded"
+    with pytest.raises(ApprovalError, match=f"superseded: run {later.run_id}"):
+        api.approve(run_ids=[staged.run_id], spark=spark)
+    assert len(api.awaiting_approval(spark=spark)) == 1  # still there to reject or force
+    [forced] = api.approve(run_ids=[staged.run_id], force=True, spark=spark)
+    assert forced.status == "succeeded"
+    assert sorted(r["id"] for r in read_back(spark, target)) == [2, 3]  # merge: key 2 once
+
+
+def test_held_run_writes_no_file_outputs(spark: Any, home: Path) -> None:
+    target, _ = _targets(home)
+    good, bad = home / "good", home / "bad"
+    report = (
+        DataProcessor(contract(), spark=spark)
+        .run(
+            spark.createDataFrame([(1, "bad")], SCHEMA),
+            materialize=True,
+            target=target.name,
+            output_good=good,
+            output_bad=bad,
+        )
+        .report
+    )
+    assert report.status == "awaiting_approval"
+    assert not good.exists() and not bad.exists()
+    assert any("were not written" in w for w in report.warnings)
+
+
+def test_driver_resume_publishes_a_staged_batch_and_keeps_it_until_recorded(spark: Any, home: Path) -> None:
+    from types import SimpleNamespace
+
+    from lakelogic.driver.spark_runner import SparkContractRunner
+    from lakelogic.engines.spark.approval import find_staged
+    from lakelogic.plan.approval import load_approval_file
+
+    target, _ = _targets(home)
+    report = (
+        DataProcessor(contract(), spark=spark)
+        .run(
+            spark.createDataFrame([(1, "a"), (2, "bad")], SCHEMA),
+            materialize=True,
+            target=target.name,
+            pipeline_run_id="pipe-9",
+        )
+        .report
+    )
+    node = SimpleNamespace(id="silver.approved_orders")
+    still = SparkContractRunner(spark).resume_staged(node, report.run_id)
+    assert still is not None and still.status == "awaiting_approval" and not Path(target.name).exists()
+
+    approval = home / "approval.yaml"
+    approval.write_text("approved_by: frank\ncontracts: [silver.approved_orders]\npipeline_run_id: pipe-9\n")
+    runner = SparkContractRunner(spark, approval_file=load_approval_file(approval))
+    published = runner.resume_staged(node, report.run_id)
+    assert published is not None and published.status == "succeeded"
+    assert published.approval is not None and published.approval.approved_by == "frank"
+    assert [r["id"] for r in read_back(spark, target)] == [1]
+    assert find_staged(spark, report.run_id) is not None  # dropped by the driver after it records
+
+    # a resume that stopped after the commit: without any approval now, the commit is recognised
+    again = SparkContractRunner(spark).resume_staged(node, report.run_id)
+    assert again is not None and again.status == "succeeded"
+    assert again.materialization is not None and again.materialization.already_committed
+    assert [r["id"] for r in read_back(spark, target)] == [1]
+    runner.discard_staged(report.run_id)
+    assert find_staged(spark, report.run_id) is None

@@ -17,17 +17,32 @@ _RUN_IDS = typer.Option([], "--run-id", help="A staged run id (repeatable).")
 _PIPELINE = typer.Option(None, "--pipeline-run-id", help="Every staged batch of this pipeline run.")
 _CONTRACTS = typer.Option([], "--contracts", help="Only these contracts (comma-separated, repeatable).")
 _RUN_LOG = typer.Option(None, "--run-log-database", help="The run log to update (default: the embedded one).")
+_RUN_LOG_TABLE = typer.Option(None, "--run-log-table", help="Its table (as the driver's --run-log-table).")
+_RUN_LOG_BACKEND = typer.Option(None, "--run-log-backend", help="duckdb (default), sqlite or delta.")
+_FORCE = typer.Option(
+    False, "--force", help="Publish although a later run of the contract committed an overlapping window."
+)
 
 
 def _names(values: list[str]) -> tuple[str, ...]:
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
 
-def _use_run_log(path: Path | None) -> None:
-    if path is not None:
+def _use_run_log(path: Path | None, table: str | None, backend: str | None) -> None:
+    """Record in the run log the driver used (its --run-log-* options), unless a contract names its own."""
+    if path is not None or table is not None or backend is not None:
         from lakelogic.runlog import open_store, set_default_store
 
-        set_default_store(open_store(path))
+        set_default_store(open_store(path, table=table, backend=backend))
+
+
+def _fail(exc: LakeLogicError) -> typer.Exit:
+    """Exit 2 for a selection or configuration problem (nothing was written), 1 for a failed write."""
+    from lakelogic.errors import ApprovalError
+    from lakelogic.runlog import RunLogError
+
+    Console(stderr=True).print(f"[red]error[/red]: {escape(str(exc))}")
+    return typer.Exit(2 if isinstance(exc, ApprovalError | RunLogError) else 1)
 
 
 def _results_table(title: str, reports: list[Any]) -> Table:
@@ -99,22 +114,25 @@ def register(app: typer.Typer) -> None:
         pipeline_run_id: str | None = _PIPELINE,
         contracts: list[str] = _CONTRACTS,
         approved_by: str | None = typer.Option(None, "--approved-by", help="Recorded approver."),
+        force: bool = _FORCE,
         run_log_database: Path | None = _RUN_LOG,
+        run_log_table: str | None = _RUN_LOG_TABLE,
+        run_log_backend: str | None = _RUN_LOG_BACKEND,
     ) -> None:
         """Publish staged batches with their original run id and window, without recomputing them."""
         from lakelogic.api import approve as publish
 
-        _use_run_log(run_log_database)
         try:
+            _use_run_log(run_log_database, run_log_table, run_log_backend)
             reports = publish(
                 run_ids=_names(run_ids),
                 pipeline_run_id=pipeline_run_id,
                 contracts=_names(contracts),
                 approved_by=approved_by,
+                force=force,
             )
         except LakeLogicError as exc:
-            Console(stderr=True).print(f"[red]error[/red]: {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise _fail(exc) from None
         Console().print(_results_table(f"published {len(reports)} staged batch(es)", reports))
 
     @app.command("reject")
@@ -125,14 +143,16 @@ def register(app: typer.Typer) -> None:
         rejected_by: str | None = typer.Option(None, "--rejected-by", help="Recorded in the warning."),
         yes: bool = typer.Option(False, "--yes", help="Do not ask before dropping the batches."),
         run_log_database: Path | None = _RUN_LOG,
+        run_log_table: str | None = _RUN_LOG_TABLE,
+        run_log_backend: str | None = _RUN_LOG_BACKEND,
     ) -> None:
         """Drop staged batches; their runs are recorded ``rejected`` and no table is touched."""
         from lakelogic.api import reject as drop
 
-        _use_run_log(run_log_database)
         if not yes and not typer.confirm("Drop the selected staged batches for good?"):
             raise typer.Exit(1)
         try:
+            _use_run_log(run_log_database, run_log_table, run_log_backend)
             reports = drop(
                 run_ids=_names(run_ids),
                 pipeline_run_id=pipeline_run_id,
@@ -140,6 +160,5 @@ def register(app: typer.Typer) -> None:
                 rejected_by=rejected_by,
             )
         except LakeLogicError as exc:
-            Console(stderr=True).print(f"[red]error[/red]: {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise _fail(exc) from None
         Console().print(_results_table(f"rejected {len(reports)} staged batch(es)", reports))

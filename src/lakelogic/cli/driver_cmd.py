@@ -177,6 +177,7 @@ def main(
         )
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
         set_default_store(store)  # runs recorded by the engine itself land in the same store
+        approval = load_approval_file(approval_file) if approval_file is not None else None
     except ConfigurationError as exc:
         err_console.print(f"[red]configuration error[/red]: {exc}")
         raise typer.Exit(2) from None
@@ -222,7 +223,7 @@ def main(
             engine,
             cache_references=cache_references,
             approval_required=approval_required,
-            approval_file=load_approval_file(approval_file) if approval_file is not None else None,
+            approval_file=approval,
         )
     except LakeLogicError as exc:
         err_console.print(f"[red]error[/red]: {exc}")
@@ -281,9 +282,17 @@ def main(
         )
         render_summary(console, pipeline.dag, result, summary)
         if summary_table:
-            write_summary(
-                summary, table=summary_table, database=summary_database or store.path, backend=summary_backend
-            )
+            # the run log's file or folder only when the summary goes to the same kind of store
+            same_store = summary_backend == getattr(store, "backend", "duckdb")
+            try:
+                write_summary(
+                    summary,
+                    table=summary_table,
+                    database=summary_database or (store.path if same_store else None),
+                    backend=summary_backend,
+                )
+            except (LakeLogicError, OSError) as exc:
+                err_console.print(f"[yellow]warning[/yellow]: the pipeline summary was not written: {exc}")
         if summary_path:
             atomic_write_json(summary_path, summary.to_dict())
         if metrics_path:

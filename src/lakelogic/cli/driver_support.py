@@ -144,9 +144,13 @@ def metrics_exporter(
     if backend == "statsd":
         from lakelogic.runlog.statsd_exporter import StatsdExporter
 
-        return StatsdExporter(
-            host=host or "127.0.0.1", port=port if port is not None else 8125, prefix=prefix, tags=tags
-        )
+        try:
+            return StatsdExporter(
+                host=host or "127.0.0.1", port=port if port is not None else 8125, prefix=prefix, tags=tags
+            )
+        except OSError as exc:  # e.g. a host name that does not resolve
+            err_console.print(f"[red]configuration error[/red]: --metrics-host {host!r}: {exc}")
+            raise typer.Exit(2) from None
     err_console.print(
         f"[red]configuration error[/red]: --metrics-backend {backend!r}; allowed: prometheus, statsd"
     )

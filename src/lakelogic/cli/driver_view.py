@@ -24,6 +24,7 @@ STYLES = {
     "skipped": "magenta",
     "failed": "red",
     "awaiting_approval": "blue",
+    "rejected": "magenta",
 }
 
 

@@ -19,6 +19,7 @@ COLOURS = {
     "skipped": "#8e24aa",
     "failed": "#c62828",
     "awaiting_approval": "#1565c0",
+    "rejected": "#6a1b9a",
     None: "#607d8b",
 }
 

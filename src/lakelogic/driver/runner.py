@@ -18,6 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
 
+from loguru import logger
 from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
 from lakelogic.driver.dag import ContractDag
@@ -355,12 +356,22 @@ class PipelineRun:
         self.on_event(node.id, "skipped", outcome)
 
     def _resume_awaiting(self, node: Node, saved: SavedNode) -> None:
-        """Resume (DRIVER §11) of a node that awaited approval: publish its staged batch when the approval
-        file now covers it (no recomputation), else it keeps awaiting; an approve or reject done since
-        with ``lakelogic approve``/``reject`` is taken from the run log."""
+        """Resume (DRIVER §11) of a node that awaited approval: an approve/reject recorded since (with
+        ``lakelogic approve``/``reject``, or by a resume that stopped before its state write) stands;
+        otherwise the staged batch is published when the approval file now covers it (no recomputation),
+        else the node keeps awaiting. The staging is dropped only after the outcome is recorded."""
         assert saved.run_id is not None
         window = self._window(node)
         started = datetime.now(UTC)
+        logged = self._logged_report(saved.run_id)
+        if logged is not None and logged.status in (
+            RunStatus.SUCCEEDED,
+            RunStatus.PARTIAL,
+            RunStatus.REJECTED,
+        ):
+            self._complete(node, window, logged, attempts=1, started=started)
+            self._discard_staged(saved.run_id)
+            return
         resume = getattr(self.runner, "resume_staged", None)
         try:
             report = resume(node, saved.run_id) if callable(resume) else None
@@ -371,16 +382,25 @@ class PipelineRun:
                 type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
             )
         if report is None:
-            report = self._logged_report(saved.run_id)
-        if report is None:
             report = self._synthetic_report(node, window, RunStatus.FAILED, started)
             report.run_id = saved.run_id
             report.error = ErrorBlock(
                 type="approval",
-                message=f"run {saved.run_id} awaited approval, but neither a staged batch nor a "
-                "run-log row of it is left",
+                message=f"run {saved.run_id} awaited approval, but its staged batch is gone and the run "
+                "log does not say it was approved or rejected",
             )
-        self._complete(node, window, report, attempts=0, started=started)
+        self._complete(node, window, report, attempts=1, started=started)
+        if report.status in (RunStatus.SUCCEEDED, RunStatus.PARTIAL):
+            self._discard_staged(saved.run_id)
+
+    def _discard_staged(self, run_id: str) -> None:
+        discard = getattr(self.runner, "discard_staged", None)
+        if not callable(discard):
+            return
+        try:
+            discard(run_id)
+        except Exception as exc:  # noqa: BLE001 - a leftover staging is harmless; say so, never fail the run
+            logger.warning("could not drop the staged batch of run {}: {}", run_id, exc)
 
     def _logged_report(self, run_id: str) -> RunReport | None:
         """The report of ``run_id`` as the run log holds it (an approve/reject made outside the driver)."""

@@ -79,30 +79,40 @@ class SparkContractRunner:
 
     def resume_staged(self, node: Any, run_id: str) -> RunReport | None:
         """Resume (DRIVER §11) of a node whose run ``run_id`` awaits approval: its staged batch published
-        when the approval file now covers it, else the staged run's report (still awaiting). None when
-        nothing is staged for ``run_id`` any more (published or rejected since)."""
+        when the approval file now covers it (or when its commit already landed before a crash), else
+        the staged run's report (still awaiting). None when nothing is staged for ``run_id``. The staging
+        is kept: the driver drops it (:meth:`discard_staged`) once the outcome is recorded."""
         from lakelogic.engines.spark.approval import find_staged
-        from lakelogic.engines.spark.approval_gate import publish_staged, staged_report
+        from lakelogic.engines.spark.approval_gate import publish_staged, staged_report, was_published
 
         batch = find_staged(self.spark, run_id)
         if batch is None:
             return None
         approval = self.approval_file
-        if approval is None or not approval.covers(
+        covered = approval is not None and approval.covers(
             [*batch.names, node.id], pipeline_run_id=batch.pipeline_run_id, now=datetime.now(UTC)
-        ):
+        )
+        if not covered and not was_published(self.spark, batch):
             return staged_report(batch)
         with node_scope(self.spark.sparkContext, node.id, f"lakelogic {node.id} publish {run_id}"):
             report = publish_staged(
                 self.spark,
                 batch,
-                approved_by=approval.approved_by,
-                approval_file=approval.path,
-                record=False,  # the driver records the outcome with its own columns
+                approved_by=approval.approved_by if covered and approval is not None else "unknown",
+                approval_file=approval.path if covered and approval is not None else None,
+                record=False,  # the driver records the outcome with its own columns, then drops the staging
             )
         if report.materialization is not None and report.materialization.target:
             self.cache.invalidate(report.materialization.target)
         return report
+
+    def discard_staged(self, run_id: str) -> None:
+        """Drop the staged batch of ``run_id`` (after its outcome is recorded); nothing when none is left."""
+        from lakelogic.engines.spark.approval import drop_staged, find_staged
+
+        batch = find_staged(self.spark, run_id)
+        if batch is not None:
+            drop_staged(self.spark, batch)
 
     def __call__(self, request: RunRequest) -> RunReport:
         from lakelogic.api import DataProcessor

@@ -149,7 +149,7 @@ def load_approval_file(path: str | Path) -> ApprovalFile | None:
         raise ApprovalError(f"approval file {file}: approved_by must be a non-empty name")
     contracts = data.get("contracts", "*")
     chosen: frozenset[str] | None
-    if contracts == "*":
+    if contracts == "*" or (isinstance(contracts, list) and "*" in contracts):
         chosen = None
     elif isinstance(contracts, list) and contracts and all(isinstance(c, str) and c for c in contracts):
         chosen = frozenset(contracts)

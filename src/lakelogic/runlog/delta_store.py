@@ -145,7 +145,13 @@ class DeltaRunLogStore(DuckDBRunLogStore):
                     return
                 (
                     DeltaTable(location)
-                    .merge(batch, predicate=f"t.{key} = s.{key}", source_alias="s", target_alias="t")
+                    .merge(
+                        batch,
+                        predicate=f"t.{key} = s.{key}",
+                        source_alias="s",
+                        target_alias="t",
+                        merge_schema=True,  # a run-log column added by a later release is added
+                    )
                     .when_matched_update_all()
                     .when_not_matched_insert_all()
                     .execute()

@@ -126,7 +126,7 @@ def hold_for_approval(
         },
         "reasons": info.reasons,
     }
-    report.status = RunStatus.AWAITING_APPROVAL
+    report.finish(RunStatus.AWAITING_APPROVAL)  # the staged report carries when the run ended
     manifest["report"] = report.to_json_dict()
     quarantined = bad if report.counts.quarantined > 0 else None
     info.staged_at = stage_batch(spark, run_id=run_id, good=good, bad=quarantined, manifest=manifest)
@@ -157,20 +157,74 @@ def staged_report(batch: StagedBatch) -> RunReport:
         raise ApprovalError(f"staged batch {batch.path}: its run report cannot be read: {exc}") from exc
 
 
-def _record(report: RunReport, metadata: Any) -> None:
-    """Upsert the run's row, keeping the driver columns and the run time the awaiting row had (the
-    time an approver took is no part of the run's duration)."""
-    from lakelogic.runlog import record_run, store_for_metadata
+def _store(metadata: Any) -> Any:
+    from lakelogic.runlog import store_for_metadata
 
-    store = store_for_metadata(metadata if isinstance(metadata, dict) else None)
+    return store_for_metadata(metadata if isinstance(metadata, dict) else None)
+
+
+def _record(report: RunReport, store: Any) -> None:
+    """Upsert the run's row, keeping the driver columns, the environment and the run time the awaiting
+    row had (the time an approver took is no part of the run's duration)."""
+    from lakelogic.runlog import record_run
+
     previous = store.get(report.run_id) if store.exists() else None
     kept = {k: previous[k] for k in _KEPT_COLUMNS if previous is not None and previous.get(k) is not None}
     for key in ("overrides", "policy_packs", "upstream_warnings"):
         if isinstance(kept.get(key), str):
             kept[key] = json.loads(kept[key])
-    if previous is not None and previous.get("duration_seconds") is not None:
-        report.duration_seconds = float(previous["duration_seconds"])
+    if previous is not None:
+        if previous.get("duration_seconds") is not None:
+            report.duration_seconds = float(previous["duration_seconds"])
+        # the driver sets the hierarchy's environment on the report after the run staged it
+        report.environment = previous.get("environment") or report.environment
     record_run(report, store=store, **kept)
+
+
+def _overlaps(report: RunReport, row: dict[str, Any]) -> bool:
+    """Whether a run-log row's window overlaps the staged run's (an open or missing bound overlaps)."""
+
+    def aware(value: Any) -> datetime | None:
+        if not isinstance(value, datetime):
+            return None
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    start, end = aware(report.window.start), aware(report.window.end)
+    other_start, other_end = aware(row.get("window_start")), aware(row.get("window_end"))
+    return (start is None or other_end is None or start < other_end) and (
+        other_start is None or end is None or other_start < end
+    )
+
+
+def superseding_run(store: Any, report: RunReport) -> dict[str, Any] | None:
+    """A later run of the same contract that committed an overlapping window: it read the staged
+    run's data again (an awaiting run does not advance ``last_success``), so publishing the staged batch
+    too would write that data twice."""
+    if not store.exists():
+        return None
+    started = report.started_at if report.started_at.tzinfo else report.started_at.replace(tzinfo=UTC)
+    for row in store.query(contract=report.contract):
+        began = row.get("started_at")
+        if (
+            row.get("run_id") != report.run_id
+            and row.get("committed")
+            and str(row.get("status")) in ("succeeded", "partial")
+            and isinstance(began, datetime)
+            and (began if began.tzinfo else began.replace(tzinfo=UTC)) > started
+            and _overlaps(report, row)
+        ):
+            return row
+    return None
+
+
+def was_published(spark: SparkSession, batch: StagedBatch) -> bool:
+    """True when the target already holds this run's commit (a publish that stopped before its cleanup)."""
+    from lakelogic.tables.materialize import already_committed
+
+    report = staged_report(batch)
+    return already_committed(
+        spark, _target_from(batch.manifest["target"]), report.run_id, contract=report.contract
+    )
 
 
 def _contract(batch: StagedBatch) -> Any:
@@ -189,14 +243,29 @@ def publish_staged(
     approved_by: str,
     approval_file: str | None = None,
     record: bool = True,
+    force: bool = False,
 ) -> RunReport:
     """Publish a staged batch with its original run identity; returns the run's final report.
-    ``record``: upsert its run-log row (the driver records the outcome itself)."""
+
+    ``record``: upsert its run-log row, then drop the staging (the driver records the outcome itself and
+    then calls :func:`drop_staged`): the row is written before the staging goes, so a crash in between
+    leaves a batch that publishes again as a no-op, never a published run the run log calls awaiting.
+    ``force``: publish although a later run committed an overlapping window (see
+    :func:`superseding_run`)."""
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.tables.materialize import materialize_run
 
     report = staged_report(batch)
     contract = _contract(batch)
+    store = _store(contract.metadata)
+    later = None if force or was_published(spark, batch) else superseding_run(store, report)
+    if later is not None:
+        raise ApprovalError(
+            f"run {report.run_id} of {report.contract} is superseded: run {later['run_id']} (started "
+            f"{later['started_at']}) committed an overlapping window, so it already read this batch's "
+            "data; publishing it too would write that data again",
+            hint="reject it, or force the publish when the two batches hold different rows",
+        )
     plan = compile_contract(contract, engine="spark")
     info = report.approval or ApprovalInfo(required=True)
     report.approval = info
@@ -220,8 +289,8 @@ def publish_staged(
     report.warnings = [w for w in report.warnings if not w.startswith("awaiting approval (")]
     report.finished_at = datetime.now(UTC)
     if record:
-        _record(report, contract.metadata)
-    drop_staged(spark, batch)
+        _record(report, store)
+        drop_staged(spark, batch)
     return report
 
 
@@ -237,6 +306,6 @@ def reject_staged(spark: SparkSession, batch: StagedBatch, *, rejected_by: str) 
     report.warnings = [w for w in report.warnings if not w.startswith("awaiting approval (")]
     report.warnings.append(f"rejected by {rejected_by}: the staged batch was dropped, nothing published")
     report.finished_at = datetime.now(UTC)
-    _record(report, contract.metadata)
+    _record(report, _store(contract.metadata))
     drop_staged(spark, batch)
     return report

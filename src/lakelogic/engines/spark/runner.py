@@ -324,10 +324,13 @@ def _run(
     else:
         report.status = RunStatus.SUCCEEDED
     if request.materialize and _held_for_approval(spark, contract, plan, frames, report, request, progress):
-        # staged for approval (DRIVER §11): no table commit, no service levels, no lifecycle
+        # staged for approval (DRIVER §11): no table commit, no file outputs, no service levels, no
+        # lifecycle; the staged batch is the only copy of the rows until it is approved
         for pending in staged:
-            pending.commit()
+            pending.discard()
         staged.clear()
+        if request.output_good or request.output_bad:
+            report.warnings.append("output_good/output_bad were not written: the batch awaits approval")
         ev.release()
         return
     # Tables first: the frames may be served by staged files that the publish moves or removes.
