@@ -318,3 +318,36 @@ def test_review_fixes_field_availability_is_this_runs_share_and_check_columns_fa
     )  # fmt: skip
     assert (availability.passed, availability.observed) == (False, 0.0)  # the batch's share, not the table's
     assert (freshness.passed, freshness.observed) == (True, 1800.0)  # measured on 'seen'
+
+
+def test_warn_only_row_count_is_reported_with_severity_info_and_never_alerted(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from lakelogic.contract.hierarchy import resolve_effective
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.notify.events import fired_events
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.plan.steps import EvaluateSlos
+
+    silver = _hierarchy(
+        tmp_path,
+        """\
+        slo:
+          row_count:
+            silver: {min_rows: 100, warn_only: true, anomaly: {min_runs_before_enforcement: 1}}
+        """,
+    )
+    [step] = compile_contract(resolve_effective(silver / "orders.yaml").contract).of_kind(EvaluateSlos)
+    assert [(o.objective, o.warn_only) for o in step.objectives] == [
+        ("row_count", True),
+        ("volume_anomaly", True),
+    ]
+    report = _report(source=10, good=10, quarantined=0)
+    [rows, _anomaly] = evaluate_slos(
+        step, published=lambda: None, batch=None, report=report, as_of=datetime.now(UTC)
+    )
+    assert rows.passed is False and rows.severity == "info"
+    report.service_levels = [rows]
+    assert "slo_breach" not in fired_events(report)
+    rows.severity = "warning"  # the same miss without warn_only alerts
+    assert "slo_breach" in fired_events(report)

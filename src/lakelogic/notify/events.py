@@ -25,6 +25,7 @@ def fired_events(report: RunReport) -> list[str]:
     drift = report.schema_drift
     if drift.unknown_fields or drift.missing_fields or drift.type_changes:
         fired.add("schema_drift")
-    if any(slo.passed is False for slo in report.service_levels):
+    # an `info` miss (hierarchy row_count warn_only) is reported, never alerted
+    if any(slo.passed is False and slo.severity != "info" for slo in report.service_levels):
         fired.add("slo_breach")
     return [event for event in EVENT_ORDER if event in fired]

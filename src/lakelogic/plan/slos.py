@@ -7,6 +7,7 @@ number is hours. Availability ratios above 1 are percentages.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -73,6 +74,11 @@ def compile_slos(contract: Any) -> EvaluateSlos | None:
             if objective is not None:
                 objectives.append(objective)
     problems.raise_if_any()
+    if extras.get("row_count_warn_only"):
+        objectives = [
+            replace(o, warn_only=True) if o.objective in ("row_count", "volume_anomaly") else o
+            for o in objectives
+        ]
     return EvaluateSlos(yaml_path="service_levels", objectives=tuple(objectives)) if objectives else None
 
 

@@ -323,6 +323,8 @@ class SloObjective:
     max_ratio: float = 2.0
     min_runs_before_enforcement: int = 5
     critical_ratio: float | None = None
+    # hierarchy slo.row_count.<layer>.warn_only: a miss is reported with severity info, never alerted
+    warn_only: bool = False
 
 
 @dataclass(frozen=True)

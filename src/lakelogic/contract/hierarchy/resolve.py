@@ -190,6 +190,7 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]
     alerting: dict[str, Any] = {}
     candidates: list[str] = []
     check_field: str | None = None
+    warn_only = False
     for level in levels:
         if level is None or not level[0].slo:
             continue
@@ -203,6 +204,7 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]
             if isinstance(rows.get("anomaly"), Mapping):
                 anomaly.update(rows["anomaly"])
             check_field = rows.get("check_field", check_field)
+            warn_only = bool(rows.get("warn_only", warn_only))
         fresh = (slo.get("freshness") or {}).get(layer) if layer else None
         if isinstance(fresh, Mapping) and fresh.get("check_columns") and _applies(fresh, tables):
             candidates = [str(c) for c in fresh["check_columns"]]
@@ -217,6 +219,8 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]
         out["freshness_candidates"] = candidates
     if alerting:
         out["alerting"] = alerting
+    if warn_only:
+        out["row_count_warn_only"] = True
     return out
 
 

@@ -70,6 +70,9 @@ def evaluate_slos(
                 results.append(_measured(objective, frame, report, as_of))
         except Exception as exc:  # noqa: BLE001 - monitoring must not fail a committed run; reported
             results.append(_unmeasured(objective, report, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+    for objective, result in zip(step.objectives, results, strict=True):
+        if objective.warn_only:  # hierarchy row_count warn_only: reported, never alerted
+            result.severity = "info"
     return results
 
 
