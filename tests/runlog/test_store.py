@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,11 +49,19 @@ def _report(
     return report
 
 
-@pytest.fixture(params=["duckdb", "delta"])
+@pytest.fixture(params=["duckdb", "delta", "iceberg"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> DuckDBRunLogStore:
-    """The embedded store and the Delta one (delta-rs): the same behaviour through the same queries."""
+    """The embedded store, the Delta one (delta-rs) and the Iceberg one (Spark): the same behaviour
+    through the same queries."""
     if request.param == "delta":
         return open_store(tmp_path / "delta", backend="delta")
+    if request.param == "iceberg":
+        import uuid
+
+        from lakelogic.engines.spark.runlog_iceberg import IcebergRunLogStore
+
+        spark = request.getfixturevalue("spark")
+        return IcebergRunLogStore(f"lakelogic.runlog_{uuid.uuid4().hex[:8]}", spark=spark)
     return DuckDBRunLogStore(tmp_path / "rl.duckdb")
 
 
@@ -172,5 +181,16 @@ def test_delta_run_log_is_a_delta_table_other_readers_can_read(tmp_path: Path) -
 
 
 def test_unknown_backend_lists_the_allowed_ones() -> None:
-    with pytest.raises(LakeLogicError, match="allowed: duckdb, sqlite, delta"):
-        open_store(backend="iceberg")
+    with pytest.raises(LakeLogicError, match="allowed: duckdb, sqlite, delta, iceberg"):
+        open_store(backend="hive")
+
+
+def test_iceberg_backend_is_a_table_spark_reads(spark: Any) -> None:
+    import lakelogic.engines.spark  # noqa: F401 - registers the iceberg backend
+
+    store = open_store("lakelogic.runlog_read", table="ops_run_log", backend="iceberg")
+    record_run(_report("i1"), store=store)
+    record_run(_report("i1", status=RunStatus.FAILED), store=store)
+    rows = spark.table("lakelogic.runlog_read.ops_run_log").collect()
+    assert [(r["run_id"], r["status"]) for r in rows] == [("i1", "failed")]
+    assert rows[0]["started_at"] == T0.replace(tzinfo=None)  # UTC wall clock, no zone shift

@@ -18,7 +18,7 @@ _PIPELINE = typer.Option(None, "--pipeline-run-id", help="Every staged batch of 
 _CONTRACTS = typer.Option([], "--contracts", help="Only these contracts (comma-separated, repeatable).")
 _RUN_LOG = typer.Option(None, "--run-log-database", help="The run log to update (default: the embedded one).")
 _RUN_LOG_TABLE = typer.Option(None, "--run-log-table", help="Its table (as the driver's --run-log-table).")
-_RUN_LOG_BACKEND = typer.Option(None, "--run-log-backend", help="duckdb (default), sqlite or delta.")
+_RUN_LOG_BACKEND = typer.Option(None, "--run-log-backend", help="duckdb (default), sqlite, delta or iceberg.")
 _FORCE = typer.Option(
     False, "--force", help="Publish although a later run of the contract committed an overlapping window."
 )
@@ -31,8 +31,10 @@ def _names(values: list[str]) -> tuple[str, ...]:
 def _use_run_log(path: Path | None, table: str | None, backend: str | None) -> None:
     """Record in the run log the driver used (its --run-log-* options), unless a contract names its own."""
     if path is not None or table is not None or backend is not None:
+        from lakelogic.cli.driver_support import load_backend
         from lakelogic.runlog import open_store, set_default_store
 
+        load_backend(backend)
         set_default_store(open_store(path, table=table, backend=backend))
 
 

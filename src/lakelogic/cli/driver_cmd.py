@@ -19,6 +19,7 @@ from lakelogic.cli.driver_support import (
     confirm_and_reset,
     console,
     err_console,
+    load_backend,
     metrics_exporter,
     no_runner,
     parse_date,
@@ -104,10 +105,14 @@ def main(
     run_log_database: Path | None = typer.Option(None, "--run-log-database"),
     run_log_table: str | None = typer.Option(None, "--run-log-table"),
     run_log_backend: str | None = typer.Option(
-        None, "--run-log-backend", help="duckdb (default), sqlite or delta (a Delta table, via delta-rs)."
+        None,
+        "--run-log-backend",
+        help="duckdb (default), sqlite, delta (via delta-rs) or iceberg (via Spark).",
     ),
     summary_table: str | None = typer.Option(None, "--summary-table"),
-    summary_backend: str = typer.Option("duckdb", "--summary-backend", help="duckdb, sqlite or delta."),
+    summary_backend: str = typer.Option(
+        "duckdb", "--summary-backend", help="duckdb, sqlite, delta or iceberg."
+    ),
     summary_database: Path | None = typer.Option(None, "--summary-database"),
     summary_path: Path | None = typer.Option(None, "--summary-path"),
     metrics_path: Path | None = typer.Option(
@@ -175,6 +180,8 @@ def main(
             strict_layer_order=strict_layer_order,
             packs=PackOptions(policy_pack, policy_pack_dir),
         )
+        load_backend(run_log_backend)
+        load_backend(summary_backend)
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
         set_default_store(store)  # runs recorded by the engine itself land in the same store
         approval = load_approval_file(approval_file) if approval_file is not None else None

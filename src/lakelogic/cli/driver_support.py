@@ -63,6 +63,12 @@ def window_spec(
     return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
 
 
+def load_backend(backend: str | None) -> None:
+    """A run-log backend that lives with the Spark engine registers itself when imported."""
+    if backend == "iceberg":
+        import lakelogic.engines.spark.runlog_iceberg  # noqa: F401 - registers the backend
+
+
 def spark_runner(
     engine: str,
     *,

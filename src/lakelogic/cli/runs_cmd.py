@@ -63,10 +63,13 @@ def register(app: typer.Typer) -> None:
         database: Path | None = typer.Option(None, "--run-log-database", help="Run-log DuckDB file."),
         table: str | None = typer.Option(None, "--run-log-table"),
         backend: str | None = typer.Option(
-            None, "--run-log-backend", help="duckdb (default), sqlite or delta"
+            None, "--run-log-backend", help="duckdb (default), sqlite, delta or iceberg"
         ),
     ) -> None:
         """List contract runs from the run log, newest first."""
+        from lakelogic.cli.driver_support import load_backend
+
+        load_backend(backend)
         store = open_store(database, table=table, backend=backend)
         rows = store.query(
             contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last

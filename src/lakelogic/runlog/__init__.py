@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,23 @@ RunLogStore = DuckDBRunLogStore
 _process_store: RunLogStore | None = None
 
 
-BACKENDS = ("duckdb", "sqlite", "delta")
+BACKENDS = ("duckdb", "sqlite", "delta", "iceberg")
+# Backends that live with an engine (iceberg: lakelogic.engines.spark.runlog_iceberg) register a factory
+# ``(database, table) -> store`` when imported; the run log itself imports no engine.
+_FACTORIES: dict[str, Callable[[Any, str], RunLogStore]] = {}
+
+
+def register_backend(name: str, factory: Callable[[Any, str], RunLogStore]) -> None:
+    _FACTORIES[name] = factory
+
+
+def _engine_store(backend: str, database: Any, table: str) -> RunLogStore:
+    if backend not in _FACTORIES:
+        raise RunLogError(
+            f"the {backend} run-log backend comes with the Spark engine, which is not loaded",
+            hint="import lakelogic.engines.spark.runlog_iceberg (the CLI and the Spark runtime do)",
+        )
+    return _FACTORIES[backend](database, table)
 
 
 def set_default_store(store: RunLogStore | None) -> None:
@@ -52,6 +68,7 @@ __all__ = [
     "find_project_root",
     "open_store",
     "record_run",
+    "register_backend",
     "row_from_report",
     "set_default_store",
     "store_for_metadata",
@@ -80,6 +97,8 @@ def open_store(
         from lakelogic.runlog.delta_store import DeltaRunLogStore
 
         return DeltaRunLogStore(store, table or DEFAULT_TABLE)
+    if backend == "iceberg":
+        return _engine_store(backend, store, table or DEFAULT_TABLE)
     return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
 
 

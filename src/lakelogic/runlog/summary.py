@@ -149,9 +149,13 @@ def write_summary(
         store = DeltaRunLogStore(database)
     elif backend == "duckdb":
         store = DuckDBRunLogStore(database)
+    elif backend == "iceberg":
+        from lakelogic.runlog import open_store
+
+        store = open_store(database, backend="iceberg")
     else:
         raise RunLogError(
-            f"--summary-backend {backend!r} is not available", hint="use duckdb, sqlite or delta"
+            f"--summary-backend {backend!r} is not available", hint="use duckdb, sqlite, delta or iceberg"
         )
     store.upsert(table, SUMMARY_COLUMNS, summary.row())
 
