@@ -50,7 +50,7 @@ def _fail(exc: LakeLogicError) -> typer.Exit:
 def _results_table(title: str, reports: list[Any]) -> Table:
     table = Table(title=title)
     for column in ("run id", "contract", "status", "target", "inserted", "updated", "quarantined"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for report in reports:
         mat = report.materialization
         table.add_row(
@@ -98,7 +98,7 @@ def register(app: typer.Typer) -> None:
             return
         table = Table(title=f"{len(rows)} batch(es) awaiting approval")
         for column in ("run id", "pipeline run", "contract", "target", "why", "staged at"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")  # ids are typed back into `approve`: never cut them
         for row in rows:
             table.add_row(
                 row["run_id"],
