@@ -140,3 +140,23 @@ def test_statsd_host_that_does_not_resolve_is_a_configuration_error(monkeypatch:
     with pytest.raises(typer.Exit) as caught:
         driver_support.metrics_exporter("statsd", "nowhere.invalid", None, "ll", {})
     assert caught.value.exit_code == 2
+
+
+def test_ddl_only_prints_every_materialized_contract_in_dag_order(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DRIVER §17: --ddl-only --dry-run prints the CREATE statements and runs no contract."""
+    silver = project / "c" / "silver" / "s.yaml"
+    silver.write_text(
+        silver.read_text()
+        + "primary_key: [id]\nmaterialization: {strategy: merge, target_path: lake.silver.orders}\n"
+    )
+    fake = FakeRunner()
+    result, store = invoke(project, fake, monkeypatch, "--ddl-only", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert fake.ran() == [] and not store.exists()
+    output = result.output
+    assert "-- bronze.bronze_orders: no materialization block, no table" in output
+    assert "CREATE TABLE IF NOT EXISTS `lake`.`silver`.`orders` (\n  `id` STRING\n) USING iceberg" in output
+    assert "CREATE TABLE IF NOT EXISTS `lake`.`quarantine`.`silver_orders`" in output
+    assert output.index("bronze.bronze_orders") < output.index("silver.silver_orders")

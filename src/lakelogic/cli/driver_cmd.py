@@ -18,6 +18,7 @@ import typer
 from lakelogic.cli.driver_support import (
     confirm_and_reset,
     console,
+    ddl_only,
     err_console,
     load_backend,
     metrics_exporter,
@@ -136,6 +137,12 @@ def main(
     ),
     reload_layers: list[str] = typer.Option([], "--reload-layers"),
     yes: bool = typer.Option(False, "--yes", help="Do not ask before emptying tables."),
+    ddl_only_flag: bool = typer.Option(
+        False,
+        "--ddl-only",
+        help="Create every selected target and quarantine table (empty) without running; "
+        "with --dry-run print the statements (DRIVER §17).",
+    ),
     metrics_backend: str | None = typer.Option(
         None, "--metrics-backend", help="prometheus (serve /metrics live) or statsd (push over UDP)."
     ),
@@ -206,6 +213,8 @@ def main(
         engine=engine,
         overrides=tuple(set_),
     )
+    if ddl_only_flag:
+        raise typer.Exit(ddl_only(pipeline, apply=not dry_run))
     resets = reset_selection(pipeline, reset_entities, reset_layers, reload_entities, reload_layers)
     if resets:
         reload = bool(split_values(reload_entities) or split_values(reload_layers))

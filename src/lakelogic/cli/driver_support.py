@@ -63,6 +63,40 @@ def window_spec(
     return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
 
 
+def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
+    """DRIVER §17 ``--ddl-only``: the target and quarantine tables of every selected contract with a
+    ``materialization`` block, in DAG order, from the effective contracts; created (empty) when ``apply``,
+    else only printed. Returns the exit code (1 when a table could not be planned or created)."""
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.tables.ddl import apply_ddl, contract_ddl
+    from lakelogic.tables.target import resolve_target
+
+    spark = spark_for("spark") if apply else None
+    failed = 0
+    for layer in pipeline.dag.layers():
+        for node_id in pipeline.dag.layer_nodes(layer):
+            node = pipeline.dag.nodes[node_id]
+            if node_id not in pipeline.selected or node.effective is None:
+                continue
+            contract = node.effective.contract
+            if contract.materialization is None:
+                console.print(f"-- {node_id}: no materialization block, no table")
+                continue
+            try:
+                tables = contract_ddl(contract, compile_contract(contract), resolve_target(contract))
+                for table in tables:
+                    if spark is None:
+                        console.print(f"-- {node_id}\n{table.statement}\n", markup=False, highlight=False)
+                    else:
+                        created = apply_ddl(spark, table)
+                        verb = "created" if created else "exists "
+                        console.print(f"{verb} {table.target.format} {table.target.name}  ({node_id})")
+            except LakeLogicError as exc:
+                failed += 1
+                err_console.print(f"[red]error[/red] {node_id}: {exc}", highlight=False)
+    return 1 if failed else 0
+
+
 def load_backend(backend: str | None) -> None:
     """A run-log backend that lives with the Spark engine registers itself when imported."""
     if backend == "iceberg":

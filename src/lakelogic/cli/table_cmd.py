@@ -30,7 +30,7 @@ def ddl(
     env: Annotated[str | None, typer.Option("--env", help="Environment whose path/format applies.")] = None,
 ) -> None:
     """Print CREATE TABLE statements for CONTRACT's target and quarantine sink, without running it."""
-    from lakelogic.contract.loader import load_contract
+    from lakelogic.api import load_run_contract
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.tables.ddl import apply_ddl, contract_ddl
     from lakelogic.tables.target import resolve_target
@@ -40,7 +40,7 @@ def ddl(
         err.print(f"[red]error:[/red] contract file not found: {contract}")
         raise typer.Exit(1)
     try:
-        loaded = load_contract(contract)
+        loaded = load_run_contract(contract)  # inside a hierarchy: the effective contract, as a run
         tables = contract_ddl(
             loaded, compile_contract(loaded), resolve_target(loaded, target=target, env=env)
         )
