@@ -6,6 +6,7 @@ import typer
 
 from lakelogic.cli import (
     approval_cmd,
+    bootstrap_cmd,
     dag_cmd,
     decrypt_cmd,
     forget_cmd,
@@ -38,6 +39,7 @@ for module in (
     decrypt_cmd,
     forget_cmd,
     approval_cmd,
+    bootstrap_cmd,
 ):
     module.register(app)
 
