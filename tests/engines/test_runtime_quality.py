@@ -73,6 +73,15 @@ def test_cast_failures_quarantine_with_schema_category(spark: Any) -> None:
     assert good.schema["id"].dataType.simpleString() == "int"
 
 
+def test_generated_type_rule_name_is_sanitised_like_the_others(spark: Any) -> None:
+    """§10.4: invalid characters in generated names become ``_``, for ``<field>_type`` too."""
+    fields = [{"name": "id", "type": "string"}, {"name": "my col", "type": "integer", "required": True}]
+    result = run(spark, contract(fields), [("1", "x")], "id string, `my col` string")
+    assert {r.name for r in result.report.rules} >= {"my_col_type", "my_col_required"}
+    [errors] = [r[0] for r in rows_of(result.bad, "_lakelogic_errors")]
+    assert 'Rule failed: my_col_type (cannot cast "x" to integer)' in errors
+
+
 @pytest.mark.parametrize("output", ["memory", "files"])
 def test_step_10_cast_failures_come_before_post_rule_messages(spark: Any, tmp_path: Any, output: str) -> None:
     """SEMANTICS §11: a row's messages list schema failures, then pre rules, then post rules."""

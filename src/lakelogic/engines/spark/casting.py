@@ -37,6 +37,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.rules import message_literal
+from lakelogic.plan.naming import sanitize_name
 from lakelogic.plan.sqlutil import sql_string
 from lakelogic.types import LogicalType
 
@@ -167,7 +168,7 @@ def cast_failure_message_sql(
 ) -> str:
     """``Rule failed: <field>_type (cannot cast <raw as JSON> to <type>)`` as a SQL string expression."""
     shown = "'***'" if masked else raw_json_sql(raw, source)
-    head = message_literal(f"Rule failed: {field}_type (cannot cast ")
+    head = message_literal(f"Rule failed: {sanitize_name(field + '_type')} (cannot cast ")
     return f"concat({head}, {shown}, {message_literal(f' to {target})')})"
 
 

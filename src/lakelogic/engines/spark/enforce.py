@@ -23,6 +23,7 @@ from lakelogic.engines.spark.casting import (
 )
 from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, message_literal
 from lakelogic.errors import MissingRequiredColumnError
+from lakelogic.plan.naming import sanitize_name
 from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import EnforceSchema, FieldSpec
 from lakelogic.report import SchemaDrift
@@ -84,7 +85,7 @@ def strict_cast_columns(
             continue
         checks.append(
             Check(
-                name=f"{col}_type",
+                name=sanitize_name(f"{col}_type"),  # §10.4: generated names hold [A-Za-z0-9_.-]
                 category="schema",
                 severity=Severity.ERROR,
                 phase=phase,
