@@ -129,10 +129,11 @@ def test_unknown_fields_policies(spark: Any, policy: str) -> None:
 
 
 def test_missing_required_column_fails_the_run_and_absent_optional_is_null(spark: Any) -> None:
-    result = run(spark, contract(FIELDS), [{"amount": 1.0}])
+    result = run(spark, contract(FIELDS), [{"amount": 1.0}, {"amount": 2.0}])
     assert result.report.status == "failed"
     assert result.report.error is not None and result.report.error.type == "missing_required_column"
     assert "id" in result.report.error.message
+    assert result.report.counts.source == 2  # §12: the rows read at step 1, on a failed run too
     ok = run(spark, contract(FIELDS), [{"id": 1}])
     good, _ = ok
     assert ok.report.status == "succeeded"

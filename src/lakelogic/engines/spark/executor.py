@@ -115,6 +115,7 @@ class PlanExecutor:
         self.files_read: list[str] = []  # local source files this run took (§17 cleanup)
         self._deferred: set[str] = set()  # inferred-pre rules that run post (see _defer_rules)
         self.source_info: SourceInfo | None = None  # what the read took, known before anything else runs
+        self.read_frame: DataFrame | None = None  # the rows of step 1, for a failed run's source count
         # Observation names are global to the session: unique per executor (a run may build several).
         tag = f"{ctx.run_id.replace('-', '')[:12]}_{uuid.uuid4().hex[:6]}"
         self.obs = Observations(run_tag=tag) if subset is None else Unobserved(run_tag=tag)
@@ -182,6 +183,7 @@ class PlanExecutor:
         if read_step is not None:
             frame = flatten_nested(frame, read_step.flatten_nested)
         ev.source_frame = frame
+        self.read_frame = frame
         preserve: PreserveUpstream | None = self._one(PreserveUpstream)
         if preserve is not None:
             frame = preserve_upstream(frame, preserve, self.ctx.warnings)

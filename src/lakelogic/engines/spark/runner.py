@@ -86,6 +86,8 @@ class RunOutcome:
     bad: DataFrame | None
     report: RunReport
     evaluation: Evaluation | None = None
+    # the rows read at step 1, kept so a run that fails before its counts are observed still reports them
+    read_frame: DataFrame | None = None
 
 
 def persist_level() -> StorageLevel | str | None:
@@ -168,6 +170,8 @@ def run_contract(
             step=progress.step,
             traceback="".join(traceback.format_exception(exc)),
         )
+        if user is not None:
+            _count_source_of_failed_run(report, outcome)
         _add_timings(report, progress)
         report.finish(RunStatus.FAILED)
         if outcome.evaluation is not None:
@@ -180,6 +184,19 @@ def run_contract(
     _add_timings(report, progress)
     report.finish()
     return outcome
+
+
+def _count_source_of_failed_run(report: RunReport, outcome: RunOutcome) -> None:
+    """§12 ``source`` is the rows read at step 1, on a failed run too: a run that stopped before any action
+    observed them (a missing required column, a plan error in an op) counts them with one job. A count that
+    fails itself leaves 0 and says so."""
+    if report.counts.source or outcome.read_frame is None:
+        return
+    try:
+        report.counts.source = int(outcome.read_frame.count())
+    except Exception as exc:  # noqa: BLE001 - the run's own error is what the report is about
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        report.warnings.append(f"the source rows of this failed run could not be counted: {first[:300]}")
 
 
 def _add_timings(report: RunReport, clock: StepClock) -> None:
@@ -283,6 +300,7 @@ def _run(
     finally:  # a run that fails after its read still reports what it read (§22 source block)
         if executor.source_info is not None:
             report.source = executor.source_info
+        outcome.read_frame = executor.read_frame
     outcome.evaluation = ev
     if ctx.source_window_state is not None:
         ctx.source_window_state.fill_report(report)
