@@ -13,23 +13,13 @@ commit is retried).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
-
-from lakelogic.runlog.store import (
-    _IDENT,
-    DEFAULT_TABLE,
-    DuckDBRunLogStore,
-    RunLogError,
-    _import_duckdb,
-    _lock_for,
-    default_database_path,
-)
+from lakelogic.runlog.snapshot_store import SnapshotRunLogStore, primary_key, retry_commit
+from lakelogic.runlog.store import _IDENT, DEFAULT_TABLE, RunLogError, _lock_for, default_database_path
 
 
 def _arrow_type(kind: str) -> Any:
@@ -48,13 +38,6 @@ def _arrow_type(kind: str) -> Any:
     if base not in types:
         raise RunLogError(f"internal: no Delta type for run-log column type {kind!r}")
     return types[base]
-
-
-def _key_of(columns: Mapping[str, str]) -> str:
-    keys = [name for name, kind in columns.items() if "PRIMARY KEY" in kind.upper()]
-    if len(keys) != 1:
-        raise RunLogError("internal: a run-log table needs exactly one primary-key column")
-    return keys[0]
 
 
 def _value(value: Any) -> Any:
@@ -80,7 +63,7 @@ def _is_conflict(exc: BaseException) -> bool:
     return isinstance(exc, CommitFailedError) or "version already exists" in str(exc).lower()
 
 
-class DeltaRunLogStore(DuckDBRunLogStore):
+class DeltaRunLogStore(SnapshotRunLogStore):
     """Run-log rows in Delta tables under one folder (see the module docstring)."""
 
     backend = "delta"
@@ -103,36 +86,19 @@ class DeltaRunLogStore(DuckDBRunLogStore):
 
         return bool(DeltaTable.is_deltatable(self.location()))
 
-    @contextmanager
-    def _connect(self) -> Iterator[Any]:
-        """An in-memory DuckDB connection where ``self.table`` is the Delta table's current snapshot."""
+    def _snapshot(self) -> Any:
         from deltalake import DeltaTable
 
-        duckdb = _import_duckdb()
-        con = duckdb.connect()
-        try:
-            con.execute("SET TimeZone = 'UTC'")
-            if DeltaTable.is_deltatable(self.location()):
-                snapshot = _naive_utc(DeltaTable(self.location()).to_pyarrow_table())
-                con.register("_lakelogic_delta_snapshot", snapshot)
-                if "." in self.table:
-                    con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.table.split('.')[0]}")
-                con.execute(f"CREATE VIEW {self.table} AS SELECT * FROM _lakelogic_delta_snapshot")
-            yield con
-        finally:
-            con.close()
-
-    def _table_exists(self, con: Any) -> bool:
-        return self.exists()
+        if not DeltaTable.is_deltatable(self.location()):
+            return None
+        return _naive_utc(DeltaTable(self.location()).to_pyarrow_table())
 
     def upsert(self, table: str, columns: Mapping[str, str], row: Mapping[str, Any]) -> None:
         """Insert or replace ``row`` by the primary-key column, creating the Delta table when missing."""
         import pyarrow as pa
         from deltalake import DeltaTable, write_deltalake
 
-        if not _IDENT.match(table):
-            raise RunLogError(f"invalid table name {table!r}", hint="use name or schema.name")
-        key = _key_of(columns)
+        key = primary_key(table, columns)
         schema = pa.schema([pa.field(name, _arrow_type(kind)) for name, kind in columns.items()])
         batch = pa.Table.from_pylist([{n: _value(row.get(n)) for n in columns}], schema=schema)
         location = self.location(table)
@@ -157,10 +123,4 @@ class DeltaRunLogStore(DuckDBRunLogStore):
                     .execute()
                 )
 
-        retrying = retry(
-            retry=retry_if_exception(_is_conflict),
-            stop=stop_after_delay(60),
-            wait=wait_random_exponential(multiplier=0.05, max=2),
-            reraise=True,
-        )
-        retrying(action)()
+        retry_commit(action, _is_conflict)

@@ -14,22 +14,13 @@ engine).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
-
 from lakelogic.runlog import register_backend
-from lakelogic.runlog.store import (
-    _IDENT,
-    DEFAULT_TABLE,
-    DuckDBRunLogStore,
-    RunLogError,
-    _import_duckdb,
-    _lock_for,
-)
+from lakelogic.runlog.snapshot_store import SnapshotRunLogStore, primary_key, retry_commit
+from lakelogic.runlog.store import _IDENT, DEFAULT_TABLE, RunLogError, _lock_for
 
 _SPARK_TYPES = {
     "VARCHAR": "STRING",
@@ -66,7 +57,7 @@ def _is_conflict(exc: BaseException) -> bool:
     return "CommitFailedException" in text or "CommitStateUnknownException" in text
 
 
-class IcebergRunLogStore(DuckDBRunLogStore):
+class IcebergRunLogStore(SnapshotRunLogStore):
     """Run-log rows in an Iceberg table of a Spark catalog (see the module docstring)."""
 
     backend = "iceberg"
@@ -106,39 +97,19 @@ class IcebergRunLogStore(DuckDBRunLogStore):
     def exists(self) -> bool:
         return bool(self.spark.catalog.tableExists(self.qualified()))
 
-    @contextmanager
-    def _connect(self) -> Iterator[Any]:
-        """An in-memory DuckDB connection where ``self.table`` holds the Iceberg table's current rows."""
+    def _snapshot(self) -> Any:
         import pyarrow as pa
 
-        duckdb = _import_duckdb()
-        con = duckdb.connect()
-        try:
-            if self.exists():
-                frame = self.spark.table(self.qualified())
-                rows = [r.asDict() for r in frame.collect()]  # run-log rows, never pipeline data
-                schema = pa.schema(
-                    [pa.field(f.name, _arrow_type(_kind_of(f.dataType))) for f in frame.schema.fields]
-                )
-                con.register("_lakelogic_iceberg_snapshot", pa.Table.from_pylist(rows, schema=schema))
-                if "." in self.table:
-                    con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.table.split('.')[0]}")
-                con.execute(f"CREATE VIEW {self.table} AS SELECT * FROM _lakelogic_iceberg_snapshot")
-            yield con
-        finally:
-            con.close()
-
-    def _table_exists(self, con: Any) -> bool:
-        return self.exists()
+        if not self.exists():
+            return None
+        frame = self.spark.table(self.qualified())
+        rows = [r.asDict() for r in frame.collect()]  # run-log rows, never pipeline data
+        schema = pa.schema([pa.field(f.name, _arrow_type(_kind_of(f.dataType))) for f in frame.schema.fields])
+        return pa.Table.from_pylist(rows, schema=schema)
 
     def upsert(self, table: str, columns: Mapping[str, str], row: Mapping[str, Any]) -> None:
         """Insert or replace ``row`` by the primary-key column (one MERGE commit); creates the table."""
-        if not _IDENT.match(table):
-            raise RunLogError(f"invalid table name {table!r}", hint="use name or schema.name")
-        keys = [name for name, kind in columns.items() if "PRIMARY KEY" in kind.upper()]
-        if len(keys) != 1:
-            raise RunLogError("internal: a run-log table needs exactly one primary-key column")
-        key = keys[0]
+        key = primary_key(table, columns)
         name = self.qualified(table)
         ddl = ", ".join(f"`{c}` {_spark_type(kind)}" for c, kind in columns.items())
         view = f"_ll_runlog_{uuid.uuid4().hex[:12]}"
@@ -158,13 +129,7 @@ class IcebergRunLogStore(DuckDBRunLogStore):
                 finally:
                     spark.catalog.dropTempView(view)
 
-        retrying = retry(
-            retry=retry_if_exception(_is_conflict),
-            stop=stop_after_delay(60),
-            wait=wait_random_exponential(multiplier=0.05, max=2),
-            reraise=True,
-        )
-        retrying(action)()
+        retry_commit(action, _is_conflict)
 
 
 def _kind_of(data_type: Any) -> str:
