@@ -40,10 +40,13 @@ def shared_dir() -> Path:
 def _private_lakelogic_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Run-log rows and approval staging of the suite go to a temporary LAKELOGIC_HOME, never into the
     checkout's .lakelogic/ (API runs with materialize=True record themselves)."""
-    previous = os.environ.get("LAKELOGIC_HOME")
+    previous = {k: os.environ.get(k) for k in ("LAKELOGIC_HOME", "LAKELOGIC_SCRATCH_DIR")}
     os.environ["LAKELOGIC_HOME"] = str(tmp_path_factory.mktemp("lakelogic_home"))
+    # staged rows are keyed by run id, and tests use fixed run ids: two suites must not share a scratch root
+    os.environ["LAKELOGIC_SCRATCH_DIR"] = str(tmp_path_factory.mktemp("lakelogic_scratch"))
     yield
-    if previous is None:
-        os.environ.pop("LAKELOGIC_HOME", None)
-    else:
-        os.environ["LAKELOGIC_HOME"] = previous
+    for key, value in previous.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

@@ -269,7 +269,10 @@ def _in_hierarchy(path: Path) -> bool:
 
 
 def load_run_contract(
-    contract: str | Path | Mapping[str, Any] | Contract, overrides: Mapping[str, Any] | None = None
+    contract: str | Path | Mapping[str, Any] | Contract,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: str | None = None,
 ) -> Contract:
     """The contract a run executes: a file inside a domain/system hierarchy is resolved with its
     ``_domain.yaml``/``_system.yaml`` (as the driver and ``validate`` do); other input is loaded as is."""
@@ -279,7 +282,7 @@ def load_run_contract(
         # what runs is the effective contract: _domain.yaml -> _system.yaml -> file -> overrides (DRIVER §2.4)
         from lakelogic.contract.hierarchy.resolve import resolve_effective
 
-        return resolve_effective(contract, overrides=dict(overrides) if overrides else None).contract
+        return resolve_effective(contract, overrides=dict(overrides) if overrides else None, env=env).contract
     if isinstance(contract, str | Path | Mapping):
         return load_contract(
             contract if not isinstance(contract, Mapping) else dict(contract),

@@ -41,7 +41,7 @@ def test_entities_are_folders_or_dated_file_groups(landing: Path) -> None:
     entities = discover(landing, "*.csv")
     assert [(e.name, e.pattern, len(e.files)) for e in entities] == [
         ("customers", "*.csv", 1),
-        ("orders", "orders*.csv", 2),
+        ("orders", "orders_[0-9]*.csv", 2),
     ]
 
 
@@ -138,3 +138,59 @@ def test_cli(landing: Path, tmp_path: Path) -> None:
     bad = CliRunner().invoke(app, ["bootstrap", "--landing", str(tmp_path / "x"), "--output-dir", str(out),
                                    "--registry", str(out / "r.yaml")])  # fmt: skip
     assert bad.exit_code == 2
+
+
+def test_partition_folders_dated_names_and_dialects(tmp_path: Path) -> None:
+    root = tmp_path / "landing"
+    for day in ("dt=2024-01-01", "dt=2024-01-02"):
+        (root / "events" / day).mkdir(parents=True)
+        (root / "events" / day / "part.csv").write_text("id;seen\n1;01/02/2024\n2;03/04/2024\n")
+    (root / "sales_20240101_eu.csv").write_text("id,day\n1,2024-01-01\n")
+    (root / "sales_20240102_eu.csv").write_text("id,day\n2,2024-01-02\n")
+    (root / "orders_2024-01-01.csv").write_text("id\n1\n")
+    (root / "orders_returns_2024-01-01.csv").write_text("id\n9\n")
+    entities = {e.name: e for e in discover(root, "*.csv")}
+    assert sorted(entities) == ["events", "orders", "orders_returns", "sales_eu"]
+    assert entities["events"].pattern == "**/*.csv" and len(entities["events"].files) == 2
+    assert entities["sales_eu"].pattern == "sales_[0-9]*_eu.csv"
+    assert entities["orders"].pattern == "orders_[0-9]*.csv"
+    assert [f.name for f in entities["orders"].files] == ["orders_2024-01-01.csv"]
+
+    out = tmp_path / "c"
+    bootstrap(root, out, out / "_registry.yaml")
+    events = yaml.safe_load((out / "bronze_events.yaml").read_text())
+    assert events["source"]["options"] == {"delimiter": ";"}
+    assert {f["name"]: f["type"] for f in events["model"]["fields"]}["seen"] == "string"  # not ISO: text
+    sales = yaml.safe_load((out / "bronze_sales_eu.yaml").read_text())
+    assert {f["name"]: f["type"] for f in sales["model"]["fields"]}["day"] == "date"
+
+
+def test_registry_keeps_hand_written_entries_and_sync_only_disables_drafted_landing_contracts(
+    landing: Path, tmp_path: Path
+) -> None:
+    out, registry = tmp_path / "c", tmp_path / "c" / "_registry.yaml"
+    out.mkdir()
+    (out / "bronze_jdbc.yaml").write_text(
+        "version: 1.0.0\ninfo: {title: jdbc, table_name: jdbc, target_layer: bronze}\n"
+        "source: {type: table, path: db.t}\nmodel: {fields: [{name: id, type: string}]}\n"
+    )
+    registry.write_text(
+        "version: 1\nentries:\n"
+        "  - {entity: jdbc, contract_path: bronze_jdbc.yaml}\n"
+        "  - {entity: customers, contract_path: bronze_customers.yaml}\n"  # no layer key: matched by path
+    )
+    bootstrap(landing, out, registry)
+    entries = yaml.safe_load(registry.read_text())["entries"]
+    assert sorted(e["entity"] for e in entries) == ["customers", "jdbc", "orders"]  # no second customers
+    for old in landing.glob("orders_*.csv"):
+        old.unlink()
+    result = bootstrap(landing, out, registry, sync=True)
+    assert result.disabled == ["orders"]  # the JDBC contract is not the landing zone's to disable
+    entries = {e["entity"]: e for e in yaml.safe_load(registry.read_text())["entries"]}
+    assert "enabled" not in entries["jdbc"] and entries["orders"]["enabled"] is False
+
+    fresh = tmp_path / "fresh" / "_registry.yaml"
+    (landing / "crm" / "customers" / "more.csv").write_text("id,extra\n1,x\n")
+    updated = bootstrap(landing, out, fresh, sync_update_schema=True)
+    assert [p.name for p in updated.updated] == ["bronze_customers.yaml"]
+    assert [e["entity"] for e in yaml.safe_load(fresh.read_text())["entries"]] == ["customers"]

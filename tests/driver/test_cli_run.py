@@ -160,3 +160,18 @@ def test_ddl_only_prints_every_materialized_contract_in_dag_order(
     assert "CREATE TABLE IF NOT EXISTS `lake`.`silver`.`orders` (\n  `id` STRING\n) USING iceberg" in output
     assert "CREATE TABLE IF NOT EXISTS `lake`.`quarantine`.`silver_orders`" in output
     assert output.index("bronze.bronze_orders") < output.index("silver.silver_orders")
+
+
+def test_ddl_only_skips_disabled_entries(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    silver = project / "c" / "silver" / "s.yaml"
+    silver.write_text(
+        silver.read_text()
+        + "primary_key: [id]\nmaterialization: {strategy: merge, target_path: lake.silver.orders}\n"
+    )
+    registry = project / "c" / "_registry.yaml"
+    registry.write_text(
+        registry.read_text().replace("  - entity: orders\n", "  - entity: orders\n    enabled: false\n")
+    )
+    result, _ = invoke(project, FakeRunner(), monkeypatch, "--ddl-only", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "CREATE TABLE" not in result.output

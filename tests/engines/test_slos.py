@@ -351,3 +351,11 @@ def test_warn_only_row_count_is_reported_with_severity_info_and_never_alerted(tm
     assert "slo_breach" not in fired_events(report)
     rows.severity = "warning"  # the same miss without warn_only alerts
     assert "slo_breach" in fired_events(report)
+
+
+def test_warn_only_misses_never_alert_even_with_min_severity_low() -> None:
+    from lakelogic.notify.alerting import Alerting
+
+    low = Alerting(min_severity="low")
+    assert not low.breached([{"passed": False, "severity": "info"}])
+    assert low.breached([{"passed": False, "severity": "warning"}])

@@ -76,7 +76,7 @@ def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
     for layer in pipeline.dag.layers():
         for node_id in pipeline.dag.layer_nodes(layer):
             node = pipeline.dag.nodes[node_id]
-            if node_id not in pipeline.selected or node.effective is None:
+            if node_id not in pipeline.selected or node.effective is None or not node.enabled:
                 continue
             contract = node.effective.contract
             if contract.materialization is None:
@@ -91,9 +91,10 @@ def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
                         created = apply_ddl(spark, table)
                         verb = "created" if created else "exists "
                         console.print(f"{verb} {table.target.format} {table.target.name}  ({node_id})")
-            except LakeLogicError as exc:
+            except Exception as exc:  # noqa: BLE001 - reported per node; the other tables are still created
                 failed += 1
-                err_console.print(f"[red]error[/red] {node_id}: {exc}", highlight=False)
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                err_console.print(f"[red]error[/red] {node_id}: {first}", highlight=False, markup=False)
     return 1 if failed else 0
 
 

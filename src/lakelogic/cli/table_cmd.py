@@ -40,7 +40,7 @@ def ddl(
         err.print(f"[red]error:[/red] contract file not found: {contract}")
         raise typer.Exit(1)
     try:
-        loaded = load_run_contract(contract)  # inside a hierarchy: the effective contract, as a run
+        loaded = load_run_contract(contract, env=env)  # inside a hierarchy: the effective contract
         tables = contract_ddl(
             loaded, compile_contract(loaded), resolve_target(loaded, target=target, env=env)
         )

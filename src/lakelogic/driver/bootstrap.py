@@ -67,11 +67,29 @@ def entity_name(text: str) -> str:
     return _NAME.sub("_", text.lower()).strip("_") or "entity"
 
 
-def _stem(path: Path) -> str:
+def _split_name(path: Path) -> tuple[str, str]:
+    """``(stem, extensions)`` of a file name: ``orders.csv.gz`` -> ``("orders", ".csv.gz")``."""
     name = path.name
-    for suffix in path.suffixes:
-        name = name.removesuffix(suffix)
-    return name
+    dot = name.find(".", 1)
+    return (name, "") if dot < 0 else (name[:dot], name[dot:])
+
+
+def _root_entity(path: Path) -> tuple[str, str]:
+    """Entity name and glob of a file lying directly in the landing root: the date in its name (the first
+    one) becomes ``[0-9]*``, so the glob reads the entity's dated files and no other entity's."""
+    stem, extensions = _split_name(path)
+    match = _DATE.search(stem)
+    if match is None:
+        return entity_name(stem), path.name
+    before, after = stem[: match.start()], stem[match.end() :]
+    separator = match.group(0)[0] if match.group(0)[0] in "_-." else ""
+    glob = f"{before}{separator}[0-9]*{after}{extensions}"
+    return entity_name(before + after), glob
+
+
+def _is_partition(folder: str) -> bool:
+    """A folder that partitions its parent's files (``key=value``, a date, a number), not an entity."""
+    return "=" in folder or bool(_DATE.fullmatch(folder)) or folder.isdigit()
 
 
 def discover(landing: Path, pattern: str) -> list[Entity]:
@@ -79,41 +97,60 @@ def discover(landing: Path, pattern: str) -> list[Entity]:
     if not landing.is_dir():
         raise BootstrapError(f"landing root {landing} is not a directory")
     found: dict[str, Entity] = {}
-    suffix = pattern[pattern.rfind("*") + 1 :] if "*" in pattern else ""
     for path in sorted(p for p in landing.rglob(pattern) if p.is_file()):
         relative = path.relative_to(landing)
         if any(part.startswith((".", "_")) for part in relative.parts):
             continue
-        if len(relative.parts) > 1:
-            folder = path.parent
+        folder = path.parent
+        while folder != landing and _is_partition(folder.name):
+            folder = folder.parent  # dt=2024-01-01/, 2024-01-01/: partitions of the folder above
+        nested = path.parent != folder
+        if folder != landing:
             name = entity_name(folder.name)
-            file_pattern = pattern
+            file_pattern = f"**/{pattern}" if nested else pattern
         else:
-            folder = landing
-            base = _DATE.sub("", _stem(path)) or _stem(path)
-            name = entity_name(base)
-            undated = _stem(path) != base
-            file_pattern = f"{base}*{suffix}" if undated else path.name
+            name, file_pattern = _root_entity(path)
+            file_pattern = f"**/{file_pattern}" if nested else file_pattern
         entity = found.get(name)
         if entity is None:
             entity = found[name] = Entity(name, folder, file_pattern)
-        elif entity.folder != folder:
+        elif entity.folder != folder or (folder == landing and entity.pattern != file_pattern):
             raise BootstrapError(
-                f"two landing folders give the entity {name!r}: {entity.folder} and {folder}",
-                hint="rename one folder, or bootstrap them separately",
+                f"two groups of landing files give the entity {name!r}: {entity.folder / entity.pattern} "
+                f"and {folder / file_pattern}",
+                hint="rename one of them, or bootstrap them separately",
             )
+        elif file_pattern.startswith("**/") and not entity.pattern.startswith("**/"):
+            entity.pattern = file_pattern  # one nested file makes the folder's glob recursive
         entity.files.append(path)
+    for entity in found.values():
+        if entity.folder == landing:
+            others = [o for o in found.values() if o is not entity and o.folder == landing]
+            stray = [f.name for o in others for f in o.files if f.match(entity.pattern)]
+            if stray:
+                raise BootstrapError(
+                    f"the glob {entity.pattern!r} of entity {entity.name!r} would also read "
+                    + ", ".join(stray),
+                    hint="move each entity's files into a folder of its own under the landing root",
+                )
     return [found[n] for n in sorted(found)]
 
 
 def _reader(fmt: str, files: Iterable[Path], rows: int) -> str:
     listed = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
     if fmt == "csv":
-        options = f"header = true, sample_size = {rows}, ignore_errors = true, union_by_name = true"
+        # hive_partitioning off: a dt=... folder is no column of the files (the Spark read adds none)
+        options = (
+            f"header = true, sample_size = {rows}, ignore_errors = true, union_by_name = true, "
+            "hive_partitioning = false"
+        )
         return f"read_csv({listed}, {options})"
     if fmt == "json":
-        return f"read_json_auto({listed}, sample_size = {rows}, ignore_errors = true, union_by_name = true)"
-    return f"read_parquet({listed}, union_by_name = true)"
+        return (
+            f"read_json_auto({listed}, sample_size = {rows}, ignore_errors = true, union_by_name = true, "
+            "hive_partitioning = false)"
+        )
+    return f"read_parquet({listed}, union_by_name = true, hive_partitioning = false)"
 
 
 def _olc_type(duck: str, low: Any, high: Any) -> str:
@@ -134,6 +171,44 @@ def _olc_type(duck: str, low: Any, high: Any) -> str:
     return "string"  # text, nested values, times, blobs: kept as text in a bronze contract
 
 
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$|^\d{8}$")
+_ISO_TIMESTAMP = re.compile(
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?$"
+)
+
+
+def _iso_text(con: Any, quoted: str, kind: str) -> bool:
+    """Every sampled text of a column DuckDB read as a date/timestamp is ISO 8601 (or YYYYMMDD)."""
+    pattern = _ISO_DATE if kind == "date" else _ISO_TIMESTAMP
+    texts = con.execute(
+        f"SELECT DISTINCT trim({quoted}) FROM raw WHERE {quoted} IS NOT NULL LIMIT 1000"
+    ).fetchall()
+    return all(pattern.match(str(t[0])) for t in texts if t[0] not in ("", None))
+
+
+def csv_options(entity: Entity) -> dict[str, Any]:
+    """The CSV dialect DuckDB sniffs from the entity's first file, when it is not the default."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        first = str(entity.files[0]).replace("'", "''")
+        delimiter, quote = con.execute(f"SELECT Delimiter, Quote FROM sniff_csv('{first}')").fetchone() or (
+            ",",
+            '"',
+        )
+    except duckdb.Error:
+        return {}
+    finally:
+        con.close()
+    options: dict[str, Any] = {}
+    if delimiter and delimiter != ",":
+        options["delimiter"] = delimiter
+    if quote and quote not in ('"', "\x00", "", "(empty)"):  # DuckDB says (empty) for no quoting
+        options["quote"] = quote
+    return options
+
+
 def sample_columns(entity: Entity, fmt: str, rows: int) -> list[Column]:
     """The columns of a sample of ``rows`` rows of the entity's files, with simple statistics."""
     import duckdb
@@ -141,6 +216,11 @@ def sample_columns(entity: Entity, fmt: str, rows: int) -> list[Column]:
     con = duckdb.connect()
     try:
         con.execute(f"CREATE TABLE sample AS SELECT * FROM {_reader(fmt, entity.files, rows)} LIMIT {rows}")
+        if fmt == "csv":  # the text as written, to check that sniffed dates are ISO (what §5.3 casts)
+            raw = _reader(fmt, entity.files, rows).replace(
+                "ignore_errors = true", "ignore_errors = true, all_varchar = true"
+            )
+            con.execute(f"CREATE TABLE raw AS SELECT * FROM {raw} LIMIT {rows}")
         described = con.execute("DESCRIBE sample").fetchall()
         columns: list[Column] = []
         for name, duck_type, *_ in described:
@@ -154,8 +234,11 @@ def sample_columns(entity: Entity, fmt: str, rows: int) -> list[Column]:
             ).fetchone() or (0, 0, None, None)
             if numeric:
                 kind = _olc_type(str(duck_type), low, high)
+            if kind in ("date", "timestamp") and fmt == "csv" and not _iso_text(con, quoted, kind):
+                kind = "string"  # e.g. 01/02/2024: DuckDB guesses a date the strict cast would refuse
             values = None
-            if count_distinct and count_distinct <= 10 and kind in ("string", "integer", "bigint"):
+            plain = str(duck_type).upper() in ("VARCHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT")
+            if count_distinct and count_distinct <= 10 and plain and kind in ("string", "integer", "bigint"):
                 values = [
                     r[0]
                     for r in con.execute(
@@ -195,7 +278,7 @@ def _rules(columns: list[Column]) -> list[dict[str, Any]]:
     for c in columns:
         if c.nulls == 0:
             rules.append({"not_null": c.name, "severity": "warning"})
-        if c.distinct is not None and c.type == "string" and c.distinct:
+        if c.distinct is not None and c.type == "string" and c.distinct and not _is_pii(c):
             values = [str(v) for v in c.distinct]
             rules.append({"accepted_values": {"field": c.name, "values": values}, "severity": "warning"})
         if c.low is not None and c.high is not None:
@@ -238,6 +321,7 @@ def draft_contract(
             "format": fmt,
             "load_mode": "incremental",
             "watermark_strategy": "pipeline_log",
+            **({"options": csv_options(entity)} if fmt == "csv" and csv_options(entity) else {}),
         },
         "model": {"fields": fields},
     }
@@ -294,6 +378,24 @@ def _load_registry(path: Path) -> dict[str, Any]:
     return data
 
 
+def _entry_paths(entry: dict[str, Any], base: Path) -> list[Path]:
+    """The contract files a registry entry names (``contract_path``/``path`` or the ``contracts`` map)."""
+    named = [entry.get("contract_path") or entry.get("path")]
+    contracts = entry.get("contracts")
+    if isinstance(contracts, dict):
+        named += list(contracts.values())
+    return [(base / str(n)).resolve() for n in named if n]
+
+
+def _drafted_landing(path: Path) -> bool:
+    """A contract ``--sync`` may disable: one that reads a landing zone (not a JDBC or table source)."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(doc, dict) and str((doc.get("source") or {}).get("type")) == "landing"
+
+
 def bootstrap(
     landing: Path,
     output_dir: Path,
@@ -320,43 +422,53 @@ def bootstrap(
     result = BootstrapResult(registry=registry)
     reg = _load_registry(registry)
     entries: list[dict[str, Any]] = [e for e in reg["entries"] if isinstance(e, dict)]
-    by_entity = {(str(e.get("entity")), str(e.get("layer", layer))): e for e in entries}
+    base = registry.parent
+    registered = {path: entry for entry in entries for path in _entry_paths(entry, base)}
+    drafted: set[Path] = set()
     for entity in entities:
         path = output_dir / f"{layer}_{entity.name}.yaml"
-        columns = sample_columns(entity, fmt, sample_rows)
+        drafted.add(path.resolve())
         if path.exists() and not sync_overwrite:
-            if sync_update_schema:
-                existing = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-                if _add_columns(existing, columns, detect_pii):
-                    text = _dump(existing)
-                    _validated(text, path)
-                    path.write_text(text, encoding="utf-8")
-                    result.updated.append(path)
-                    continue
-            result.kept.append(path)
+            existing = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            if sync_update_schema and _add_columns(
+                existing, sample_columns(entity, fmt, sample_rows), detect_pii
+            ):
+                text = _dump(existing)
+                _validated(text, path)
+                path.write_text(text, encoding="utf-8")
+                result.updated.append(path)
+            else:
+                result.kept.append(path)
         else:
             doc = draft_contract(
-                entity, columns, fmt=fmt, layer=layer, contract_dir=output_dir,
-                suggest_rules=suggest_rules, detect_pii=detect_pii,
+                entity, sample_columns(entity, fmt, sample_rows), fmt=fmt, layer=layer,
+                contract_dir=output_dir, suggest_rules=suggest_rules, detect_pii=detect_pii,
             )  # fmt: skip
             text = _dump(doc)
             _validated(text, path)
             path.write_text(text, encoding="utf-8")
             result.written.append(path)
-        key = (entity.name, layer)
-        contract_path = _relative(path, registry.parent)
-        if key in by_entity:
-            by_entity[key]["enabled"] = True
-        else:
-            entry: dict[str, Any] = {"entity": entity.name, "layer": layer, "contract_path": contract_path}
+        entry = registered.get(path.resolve())
+        if entry is None:
+            entry = {"entity": entity.name, "layer": layer, "contract_path": _relative(path, base)}
             entries.append(entry)
-            by_entity[key] = entry
+            registered[path.resolve()] = entry
+        elif sync and entry.get("enabled") is False:
+            entry.pop("enabled")  # the entity is back
     if sync:
-        present = {e.name for e in entities}
-        for (name, entry_layer), entry in by_entity.items():
-            if entry_layer == layer and name not in present and entry.get("enabled", True) is not False:
+        prefix = f"{layer}_"
+        for entry in entries:
+            paths = _entry_paths(entry, base)
+            mine = (
+                len(paths) == 1
+                and paths[0].parent == output_dir.resolve()
+                and paths[0].name.startswith(prefix)
+                and paths[0] not in drafted
+                and _drafted_landing(paths[0])
+            )
+            if mine and entry.get("enabled", True) is not False:
                 entry["enabled"] = False
-                result.disabled.append(name)
+                result.disabled.append(str(entry.get("entity")))
     reg["entries"] = sorted(entries, key=lambda e: (str(e.get("layer", "")), str(e.get("entity", ""))))
     registry.parent.mkdir(parents=True, exist_ok=True)
     registry.write_text(_dump(reg), encoding="utf-8")

@@ -48,6 +48,8 @@ class Alerting:
         for level in levels:
             passed = level.get("passed") if isinstance(level, dict) else level.passed
             severity = level.get("severity") if isinstance(level, dict) else level.severity
+            if str(severity) == "info":
+                continue  # a warn_only miss (hierarchy row_count) is reported, never alerted
             if passed is False and SEVERITY_RANK.get(str(severity or "warning"), 1) >= floor:
                 return True
         return False

@@ -204,7 +204,7 @@ def _slo_extras(levels: Sequence[Any], layer: str | None, tables: frozenset[str]
             if isinstance(rows.get("anomaly"), Mapping):
                 anomaly.update(rows["anomaly"])
             check_field = rows.get("check_field", check_field)
-            warn_only = bool(rows.get("warn_only", warn_only))
+            warn_only = rows.get("warn_only", warn_only) is True
         fresh = (slo.get("freshness") or {}).get(layer) if layer else None
         if isinstance(fresh, Mapping) and fresh.get("check_columns") and _applies(fresh, tables):
             candidates = [str(c) for c in fresh["check_columns"]]

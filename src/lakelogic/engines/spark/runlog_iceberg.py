@@ -53,8 +53,10 @@ def _arrow_type(kind: str) -> Any:
 
 
 def _is_conflict(exc: BaseException) -> bool:
-    text = str(exc)
-    return "CommitFailedException" in text or "CommitStateUnknownException" in text
+    """A concurrent commit won (the same refusals the table writes retry, e.g. a failed isolation check)."""
+    from lakelogic.tables.conflicts import as_conflict
+
+    return as_conflict(exc, "the run log") is not None
 
 
 class IcebergRunLogStore(SnapshotRunLogStore):
