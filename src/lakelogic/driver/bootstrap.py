@@ -299,6 +299,7 @@ def draft_contract(
 ) -> dict[str, Any]:
     """The contract document of one entity (a plain mapping, written as YAML)."""
     source_path = Path(_relative(entity.folder, contract_dir)).as_posix().rstrip("/") + "/"
+    options = csv_options(entity) if fmt == "csv" else {}  # the sniff reads a file: once
     fields = []
     for c in columns:
         item: dict[str, Any] = {"name": c.name, "type": c.type}
@@ -321,7 +322,7 @@ def draft_contract(
             "format": fmt,
             "load_mode": "incremental",
             "watermark_strategy": "pipeline_log",
-            **({"options": csv_options(entity)} if fmt == "csv" and csv_options(entity) else {}),
+            **({"options": options} if options else {}),
         },
         "model": {"fields": fields},
     }

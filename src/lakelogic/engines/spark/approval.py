@@ -15,7 +15,6 @@ path every executor can reach), else ``<LAKELOGIC_HOME or .lakelogic>/approvals`
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from lakelogic.engines.spark.outputs import configured_location, is_local
 from lakelogic.errors import ApprovalError
 from lakelogic.tables.spark_fs import HadoopFS
 
@@ -53,13 +53,10 @@ _SOURCE_FOR_PUBLISH = (
 
 def approval_root(spark: SparkSession) -> str:
     """Where staged batches live (see the module docstring)."""
-    configured = (
-        os.environ.get("LAKELOGIC_APPROVAL_DIR", "").strip()
-        or str(spark.conf.get(APPROVAL_CONF, "") or "").strip()
-    )
-    if configured:
-        return configured.rstrip("/")
-    if (spark.sparkContext.master or "").startswith("local"):
+    configured = configured_location(spark, "LAKELOGIC_APPROVAL_DIR", APPROVAL_CONF)
+    if configured is not None:
+        return configured
+    if is_local(spark):
         from lakelogic.runlog.store import default_database_path
 
         return str(default_database_path().parent / "approvals")

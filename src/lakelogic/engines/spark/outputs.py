@@ -82,15 +82,26 @@ def scratch_root(spark: SparkSession) -> str | None:
     import os
     import tempfile
 
-    configured = (
-        os.environ.get("LAKELOGIC_SCRATCH_DIR", "").strip()
-        or str(spark.conf.get(SCRATCH_CONF, "") or "").strip()
-    )
-    if configured:
-        return configured.rstrip("/")
-    if (spark.sparkContext.master or "").startswith("local"):
+    configured = configured_location(spark, "LAKELOGIC_SCRATCH_DIR", SCRATCH_CONF)
+    if configured is not None:
+        return configured
+    if is_local(spark):
         return os.path.join(tempfile.gettempdir(), "lakelogic-scratch")
     return None
+
+
+def configured_location(spark: SparkSession, env_var: str, conf_key: str) -> str | None:
+    """A shared location from the environment variable, else the Spark setting (a cluster's
+    configuration); None when neither is set."""
+    import os
+
+    configured = os.environ.get(env_var, "").strip() or str(spark.conf.get(conf_key, "") or "").strip()
+    return configured.rstrip("/") if configured else None
+
+
+def is_local(spark: SparkSession) -> bool:
+    """A local master: the driver's disk is every executor's disk."""
+    return (spark.sparkContext.master or "").startswith("local")
 
 
 class ScratchSpace:
