@@ -14,8 +14,12 @@ PYTHON      ?= $(shell command -v python3.11 || command -v python3)
 PYPROJECT_HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
 STAMP       := $(VENV)/.lakelogic-installed-$(PYPROJECT_HASH)
 
-# Fast default: everything except tests marked slow. One Spark session per pytest process.
+# Fast default: everything except tests marked slow. One Spark session per pytest process; the suite runs
+# in PYTEST_WORKERS processes (pytest-xdist, work stealing: a few tests take minutes, most take seconds).
+# Spark test jobs are tiny, so a worker spends most of its time in driver-side planning and Python, and
+# two workers keep both cores busy. PYTEST_WORKERS=0 runs in this process (for debugging).
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= 2
 ROWS        ?= 1000000
 BENCH_ROWS  ?= $(ROWS)
 
@@ -62,10 +66,10 @@ demo: java setup
 	@scripts/demo.sh
 
 test: java setup
-	$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test-all: java setup
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks examples scripts

@@ -6,6 +6,8 @@
   good and quarantined rows.
 * handwritten (``--handwritten``): a naive hand-written PySpark split with cache of the same contract
   (``handwritten_split.py``), the reference the issue compares against.
+* expert (``--expert``): the same work tuned by hand into one projection and one partitioned write, with
+  none of LakeLogic's guarantees (``expert_split.py``): what plain Spark can reach on this contract.
 
 The JVM is warmed up first on a small slice (both paths). Then each path runs ``--repeat`` times,
 alternating; the best and every time are printed, with the ratio of the bests. Wall time is noisy on a
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # run as a script: its own directory is on sys.path
+from expert_split import expert_run
 from generate_orders import dataset_dir, generate
 from handwritten_split import handwritten_run
 
@@ -112,6 +115,11 @@ def main() -> None:
     parser.add_argument(
         "--handwritten", action="store_true", help="also time a naive hand-written split with cache"
     )
+    parser.add_argument(
+        "--expert",
+        action="store_true",
+        help="also time an expert's single-pass split without LakeLogic's guarantees (expert_split.py)",
+    )
     args = parser.parse_args()
     paths: dict[str, Callable[[SparkSession, Path, Path], dict[str, Any]]] = {
         "floor": floor_run,
@@ -119,6 +127,8 @@ def main() -> None:
     }
     if args.handwritten:
         paths["handwritten"] = handwritten_run
+    if args.expert:
+        paths["expert"] = expert_run
 
     from lakelogic.engines.spark.session import spark_session
 
@@ -147,6 +157,7 @@ def main() -> None:
         "floor": "floor (read+write)",
         "lakelogic": "lakelogic run",
         "handwritten": "hand-written split",
+        "expert": "expert single pass",
     }
     print()
     print(f"rows                   {args.rows:,}")
