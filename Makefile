@@ -22,6 +22,8 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 ROWS        ?= 1000000
 BENCH_ROWS  ?= $(ROWS)
+# e.g. BENCH_ARGS="--expert --handwritten --repeat 3" (reference splits next to LakeLogic; see benchmarks/README.md)
+BENCH_ARGS  ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
@@ -86,10 +88,10 @@ bench-data: java setup
 	$(PY) benchmarks/generate_orders.py --rows $(BENCH_ROWS)
 
 bench: java setup
-	$(PY) benchmarks/bench_runtime.py --rows $(BENCH_ROWS)
+	$(PY) benchmarks/bench_runtime.py --rows $(BENCH_ROWS) $(BENCH_ARGS)
 
 bench-materialize: java setup
-	$(PY) benchmarks/bench_materialize.py --rows $(BENCH_ROWS)
+	$(PY) benchmarks/bench_materialize.py --rows $(BENCH_ROWS) $(BENCH_ARGS)
 
 clean:
 	rm -rf .lakelogic spark-warehouse metastore_db derby.log benchmarks/data benchmarks/out

@@ -219,3 +219,28 @@ def test_bucket(spark: Any) -> None:
     catch_all = [{"label": "low", "lt": 10}, {"label": "rest"}]
     got = rows(run(df, ctx, {"bucket": {"field": "band", "source": "p", "bins": catch_all}}), "id")
     assert [r["band"] for r in got] == ["low", "rest", "rest", None, "rest", "low"]
+
+
+@pytest.mark.parametrize("side", ["BOTH", "LEADING", "TRAILING"])
+def test_guarded_trim_equals_spark_trim_of_the_whitespace_set(spark: Any, side: str) -> None:
+    """trim_sql skips values with nothing to strip; the result must be TRIM's on every kind of value."""
+    from lakelogic.engines.spark.casting import trim_sql
+    from lakelogic.plan.ops_columns import ASCII_WHITESPACE
+
+    samples = ["", "a", "a b", "ab\u00a0", "\u00a0ab", " é ", "x\t", "\ry", None]
+    samples += [ws + "v" + ws for ws in ASCII_WHITESPACE] + [ws * 3 for ws in ASCII_WHITESPACE]
+    samples += [ASCII_WHITESPACE + "mixed" + ASCII_WHITESPACE[::-1], " \u2003 em space \u2003 "]
+    df = spark.createDataFrame([(i, s) for i, s in enumerate(samples)], "i int, s string")
+    chars = "'" + ASCII_WHITESPACE + "'"
+    got = df.selectExpr("i", f"{trim_sql('s', side)} AS guarded", f"trim({side} {chars} FROM s) AS plain")
+    differing = [r.asDict() for r in got.collect() if r["guarded"] != r["plain"]]
+    assert differing == []
+    # and the guard really strips (the comparison above would pass if both sides did nothing)
+    stripped = {r["i"]: r["guarded"] for r in got.collect()}
+    assert stripped[len(samples) - 2] == (
+        "mixed"
+        if side == "BOTH"
+        else "mixed" + ASCII_WHITESPACE[::-1]
+        if side == "LEADING"
+        else ASCII_WHITESPACE + "mixed"
+    )

@@ -38,6 +38,7 @@ from pyspark.sql.types import (
 
 from lakelogic.engines.spark.rules import message_literal
 from lakelogic.plan.naming import sanitize_name
+from lakelogic.plan.ops_columns import ASCII_WHITESPACE
 from lakelogic.plan.sqlutil import sql_string
 from lakelogic.types import LogicalType
 
@@ -51,7 +52,9 @@ _INT_WIDTH = {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}
 # Doubles below 2^128 - 2^103 round to a finite float (the largest, 3.4028235e38, included); from there
 # on they round to Infinity.
 _FLOAT_OVERFLOW = "3.4028235677973366E38"
-_WHITESPACE = "' \\t\\n\\r\\u000C\\u000B'"  # ASCII whitespace (Spark SQL reads a "\f" escape as "f")
+# ASCII whitespace (what Java regex \s means) as raw characters: a SQL literal of them holds no escapes, so
+# spark.sql.parser.escapedStringLiterals cannot change it.
+_WHITESPACE_SQL = f"'{ASCII_WHITESPACE}'"
 _ISO_DATE = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _BASIC_DATE = "^[0-9]{8}$"
 _MINUTES_ONLY = "^([0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2})([^:]|$)"
@@ -72,8 +75,23 @@ class CastFormats:
     timestamp_formats: tuple[str, ...] = ()
 
 
+def trim_sql(x: str, side: str = "BOTH") -> str:
+    """``TRIM(<side> <ASCII whitespace> FROM x)``, skipped for a value with no whitespace at a trimmed end.
+
+    Spark's TRIM with a character set allocates a one-character string for every character it inspects,
+    even when there is nothing to strip; ``startswith``/``endswith`` compare bytes in place. Most values
+    need no trimming, so the guard saves about half of the op (7 columns of 2M rows: 1.6 s -> 0.9 s over
+    the scan). ``x`` should be a column reference: it appears in every check."""
+    checks = []
+    if side in ("BOTH", "LEADING"):
+        checks += [f"startswith({x}, '{c}')" for c in ASCII_WHITESPACE]
+    if side in ("BOTH", "TRAILING"):
+        checks += [f"endswith({x}, '{c}')" for c in ASCII_WHITESPACE]
+    return f"CASE WHEN {' OR '.join(checks)} THEN trim({side} {_WHITESPACE_SQL} FROM {x}) ELSE {x} END"
+
+
 def _trimmed(x: str) -> str:
-    return f"trim(BOTH {_WHITESPACE} FROM {x})"
+    return trim_sql(x)
 
 
 def _is_blank_text(x: str) -> str:
