@@ -22,7 +22,7 @@ PYTEST_WORKERS ?= 0
 XDIST       := $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist worksteal,)
 ROWS        ?= 1000000
 BENCH_ROWS  ?= $(ROWS)
-# e.g. BENCH_ARGS="--expert --handwritten --repeat 3" (reference splits next to LakeLogic; see benchmarks/README.md)
+# extra script options, e.g. make bench BENCH_ARGS="--expert --repeat 3" (see benchmarks/README.md)
 BENCH_ARGS  ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1

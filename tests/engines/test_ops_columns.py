@@ -232,11 +232,13 @@ def test_guarded_trim_equals_spark_trim_of_the_whitespace_set(spark: Any, side: 
     samples += [ASCII_WHITESPACE + "mixed" + ASCII_WHITESPACE[::-1], " \u2003 em space \u2003 "]
     df = spark.createDataFrame([(i, s) for i, s in enumerate(samples)], "i int, s string")
     chars = "'" + ASCII_WHITESPACE + "'"
-    got = df.selectExpr("i", f"{trim_sql('s', side)} AS guarded", f"trim({side} {chars} FROM s) AS plain")
-    differing = [r.asDict() for r in got.collect() if r["guarded"] != r["plain"]]
+    got = df.selectExpr(
+        "i", f"{trim_sql('s', side)} AS guarded", f"trim({side} {chars} FROM s) AS plain"
+    ).collect()
+    differing = [r.asDict() for r in got if r["guarded"] != r["plain"]]
     assert differing == []
     # and the guard really strips (the comparison above would pass if both sides did nothing)
-    stripped = {r["i"]: r["guarded"] for r in got.collect()}
+    stripped = {r["i"]: r["guarded"] for r in got}
     assert stripped[len(samples) - 2] == (
         "mixed"
         if side == "BOTH"

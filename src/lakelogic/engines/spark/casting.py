@@ -91,12 +91,8 @@ def trim_sql(x: str, side: str = "BOTH") -> str:
     return f"CASE WHEN {' OR '.join(checks)} THEN trim({side} {_WHITESPACE_SQL} FROM {x}) ELSE {x} END"
 
 
-def _trimmed(x: str) -> str:
-    return trim_sql(x)
-
-
 def _is_blank_text(x: str) -> str:
-    return f"({_trimmed(x)} = '')"
+    return f"({trim_sql(x)} = '')"
 
 
 def strict_cast_sql(
@@ -244,7 +240,7 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
     if isinstance(source, DecimalType):
         return f"CASE WHEN {x} BETWEEN {lo} AND {hi} AND {x} % 1 = 0 THEN CAST({x} AS {spark_type}) END"
     if isinstance(source, StringType):
-        t = _trimmed(x)
+        t = trim_sql(x)
         # Fast path: plain integer text. Spark's text->int cast would truncate "3.5", so text with a
         # decimal point (or an exponent, which it rejects) takes the checked path below.
         fast = f"CASE WHEN NOT contains({x}, '.') THEN try_cast({x} AS {spark_type}) END"
@@ -299,7 +295,7 @@ def _to_floating(x: str, source: DataType, kind: str) -> str:
     if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
         value = x
     elif isinstance(source, StringType):
-        value = _text_to_double(_trimmed(x))
+        value = _text_to_double(trim_sql(x))
     else:
         return f"CAST(NULL AS {spark_type})"
     if kind == "double" or isinstance(source, (*_INTEGRAL, FloatType)):
@@ -326,7 +322,7 @@ def _to_decimal(x: str, source: DataType, target: LogicalType) -> str:
         back = f"CAST({value} AS DOUBLE) = {x}" if isinstance(source, _FRACTIONAL) else f"{value} = {x}"
         return f"CASE WHEN {back} THEN {value} END"
     if isinstance(source, StringType):
-        text = _trimmed(x)
+        text = trim_sql(x)
         # Spark's cast rounds half-up to the scale; text needing more fractional digits is a failure
         # (and text beyond the precision is NULL from try_cast), at any precision up to 38.
         return (
@@ -342,7 +338,7 @@ def _to_boolean(x: str, source: DataType) -> str:
     if isinstance(source, (*_INTEGRAL, *_FRACTIONAL, DecimalType)):
         return f"CASE WHEN {x} = 1 THEN true WHEN {x} = 0 THEN false END"
     if isinstance(source, StringType):
-        low = f"lower({_trimmed(x)})"
+        low = f"lower({trim_sql(x)})"
         trues = ", ".join(sql_string(v) for v in _BOOL_TRUE)
         falses = ", ".join(sql_string(v) for v in _BOOL_FALSE)
         return f"CASE WHEN {low} IN ({trues}) THEN true WHEN {low} IN ({falses}) THEN false END"
@@ -388,7 +384,7 @@ def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
         return f"CAST({x} AS DATE)"
     if not isinstance(source, StringType):
         return "CAST(NULL AS DATE)"
-    t = _trimmed(x)
+    t = trim_sql(x)
     options = [
         _guarded_date(t, _ISO_DATE, "yyyy-MM-dd"),
         _guarded_date(t, _BASIC_DATE, "yyyyMMdd"),
@@ -405,7 +401,7 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
         return f"CAST({x} AS {spark_type})"
     if not isinstance(source, StringType):
         return f"CAST(NULL AS {spark_type})"
-    t = _trimmed(x)
+    t = trim_sql(x)
     iso = f"replace(replace({t}, ',', '.'), 'UTC', 'Z')"
     # ISO 8601 lets the seconds go (`2024-01-15T10:00Z`); Spark's parser needs them before a zone
     iso = f"regexp_replace({iso}, {sql_string(_MINUTES_ONLY)}, '$1:00$2')"
@@ -471,7 +467,7 @@ def _to_array(x: str, source: DataType, target: LogicalType, formats: CastFormat
         array_sql, element_type = x, source.elementType
     elif isinstance(source, StringType):
         # JSON-array text: parse elements as text (numbers keep their literal text), then cast each.
-        array_sql, element_type = f"from_json({_trimmed(x)}, 'array<string>')", StringType()
+        array_sql, element_type = f"from_json({trim_sql(x)}, 'array<string>')", StringType()
     else:
         return f"CAST(NULL AS {target.spark_sql()})"
     inner = strict_cast_sql(var, element_type, element, formats, depth=depth + 1)

@@ -65,7 +65,8 @@ def _require_java() -> None:
 # -XX:-DontCompileHugeMethods: HotSpot never JIT-compiles a method over 8,000 bytecodes, and the
 # whole-stage generated code of a contract (every cast, op and rule of a phase in one loop) is larger than
 # that once its observation points no longer split it: such a stage then runs interpreted, about 2.5x
-# slower (benchmarks/README.md, session 13). Spark's own hugeMethodLimit (64 KB) still guards the extreme.
+# slower (docs/decisions.md, "Session 13 decisions"). Spark's own hugeMethodLimit (64 KB) still guards
+# the extreme.
 _JAVA_OPTIONS = "-Duser.timezone=UTC -Duser.language=en -Duser.country=US -XX:-DontCompileHugeMethods"
 
 
