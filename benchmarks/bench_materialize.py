@@ -4,7 +4,9 @@ Setup (not timed): an N-row customer table is generated with ``spark.range`` and
 Iceberg copy is created in the embedded catalog (namespace ``bench``): a plain copy for append and merge, and
 for SCD2 a table built by the SCD2 strategy itself (so its version columns are exactly what the strategy
 expects). The batch has N/100 rows: half update existing keys (new segment and balance, later
-``updated_at``), half are new keys.
+``updated_at``), half are new keys. The updated keys are spread over the whole table, or with
+``--clustered`` they are the most recent ones: then the merge and SCD2 scans read only the files of that
+key range (tables/key_range.py), as for a batch of recent orders.
 
 Timed: one ``lakelogic.tables.spark_write.write_frame`` call per strategy (one Iceberg commit each, stamped
 like a real run, and given what a contract run knows about its good rows: their count and, from the
@@ -54,18 +56,22 @@ def customers(spark: SparkSession, start: int, count: int, *, salt: str, offset_
     )
 
 
-def batch_frame(spark: SparkSession, rows: int) -> DataFrame:
-    """1% of ``rows``: half updates of existing keys (spread over the table), half new keys."""
+def batch_frame(spark: SparkSession, rows: int, *, clustered: bool = False) -> DataFrame:
+    """1% of ``rows``: half updates of existing keys, half new keys. The updated keys are spread over the
+    whole table, or with ``clustered`` the most recent ones (the highest ids, as for recent orders)."""
     from pyspark.sql import functions as F
 
     size = max(rows // 100, 2)
     updates = size // 2
     stride = max(rows // updates, 1)
-    changed = (
-        customers(spark, 0, rows, salt="v2", offset_seconds=30 * 86_400)
-        .where((F.col("customer_id") % stride) == 0)
-        .limit(updates)
-    )
+    if clustered:
+        changed = customers(spark, rows - updates, updates, salt="v2", offset_seconds=30 * 86_400)
+    else:
+        changed = (
+            customers(spark, 0, rows, salt="v2", offset_seconds=30 * 86_400)
+            .where((F.col("customer_id") % stride) == 0)
+            .limit(updates)
+        )
     inserted = customers(spark, rows, size - updates, salt="v1", offset_seconds=30 * 86_400)
     return changed.unionByName(inserted)
 
@@ -102,16 +108,23 @@ def table_name(name: str) -> str:
     return f"{default_catalog()}.{NAMESPACE}.{name}"
 
 
-def prepare_sources(spark: SparkSession, rows: int, spec_by_strategy: dict[str, WriteSpec]) -> None:
+def batch_name(rows: int, *, clustered: bool) -> str:
+    return table_name(f"batch_{'clustered_' if clustered else ''}{rows}")
+
+
+def prepare_sources(
+    spark: SparkSession, rows: int, spec_by_strategy: dict[str, WriteSpec], *, clustered: bool
+) -> None:
     """Build (once per ROWS) the plain base table, the SCD2 base table and the batch, all in Iceberg."""
     from lakelogic.engines.spark.session import default_catalog
 
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {default_catalog()}.{NAMESPACE}")
-    base, scd2_base, batch = (table_name(f"{n}_{rows}") for n in ("base", "scd2_base", "batch"))
+    base, scd2_base = (table_name(f"{n}_{rows}") for n in ("base", "scd2_base"))
+    batch = batch_name(rows, clustered=clustered)
     if not spark.catalog.tableExists(base):
         customers(spark, 0, rows, salt="v1", offset_seconds=0).writeTo(base).using("iceberg").create()
     if not spark.catalog.tableExists(batch):
-        batch_frame(spark, rows).writeTo(batch).using("iceberg").create()
+        batch_frame(spark, rows, clustered=clustered).writeTo(batch).using("iceberg").create()
     if "scd2" in spec_by_strategy and not spark.catalog.tableExists(scd2_base):
         started = time.perf_counter()
         write(spark, spark.table(base), scd2_base, spec_by_strategy["scd2"])
@@ -151,6 +164,11 @@ def main() -> None:
     parser.add_argument(
         "--strategies", default="append,merge,scd2", help="comma-separated subset of append,merge,scd2"
     )
+    parser.add_argument(
+        "--clustered",
+        action="store_true",
+        help="update the most recent keys instead of keys spread over the table (key-range pruning)",
+    )
     args = parser.parse_args()
     chosen = [s.strip() for s in args.strategies.split(",") if s.strip()]
 
@@ -159,11 +177,12 @@ def main() -> None:
     spark = spark_session()
     as_of = datetime.now(UTC)
     spec_by_strategy = {s: spec for s, spec in specs(as_of).items() if s in chosen}
-    prepare_sources(spark, args.rows, spec_by_strategy)
-    base, scd2_base, batch_table = (table_name(f"{n}_{args.rows}") for n in ("base", "scd2_base", "batch"))
-    batch = spark.table(batch_table)
+    prepare_sources(spark, args.rows, spec_by_strategy, clustered=args.clustered)
+    base, scd2_base = (table_name(f"{n}_{args.rows}") for n in ("base", "scd2_base"))
+    batch = spark.table(batch_name(args.rows, clustered=args.clustered))
     batch_rows = batch.count()
-    print(f"table {args.rows:,} rows, batch {batch_rows:,} rows (half updates, half inserts)")
+    spread = "the most recent keys" if args.clustered else "keys spread over the table"
+    print(f"table {args.rows:,} rows, batch {batch_rows:,} rows (half updates of {spread}, half inserts)")
 
     # warm-up on a tiny table: JIT, class loading, Iceberg metadata code paths of every strategy
     small = table_name("warmup")

@@ -189,16 +189,20 @@ def sql_literal(value: Any) -> str | None:
     if isinstance(value, date):
         return f"DATE '{value.isoformat()}'"
     if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        # A backslash or quote would need an escape, read differently when the session sets
+        # spark.sql.parser.escapedStringLiterals: no literal rather than a bound that may be wrong.
+        return None if "\\" in value or "'" in value else f"'{value}'"
     return None
 
 
 def bounds_predicate(bounds: Mapping[str, tuple[Any, Any]], alias: str = "t") -> str:
-    """``alias.k BETWEEN lo AND hi AND ...`` for the bounds, or ``false`` when nothing is touched."""
+    """``alias.k BETWEEN lo AND hi AND ...`` for the bounds (no alias: bare column names); empty when
+    there are none."""
     parts = []
+    prefix = f"{alias}." if alias else ""
     for column, (low, high) in bounds.items():
         name = "`" + column.replace("`", "``") + "`"
-        parts.append(f"{alias}.{name} BETWEEN {sql_literal(low)} AND {sql_literal(high)}")
+        parts.append(f"{prefix}{name} BETWEEN {sql_literal(low)} AND {sql_literal(high)}")
     return " AND ".join(parts)
 
 

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
+from lakelogic.tables.key_range import batch_keys
 from lakelogic.tables.spark_batch import (
     DELETE_FLAG,
     change_partitions,
@@ -168,20 +169,24 @@ def _apply_scd2(
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
     stored = None
-    rows = spec.batch_rows if spec.batch_rows is not None else aligned.count()
+    found = batch_keys(aligned, keys) if adapter.exists() else None
+    if found is not None:
+        rows = found.rows
+    else:  # a first load reads no target: the run's row count when it gave one
+        rows = spec.batch_rows if spec.batch_rows is not None else aligned.count()
     partitions = change_partitions(aligned.sparkSession, rows)
-    if adapter.exists():
-        target = adapter.read()
-        batch_keys = aligned.select(*[q(k) for k in keys])
+    if found is not None:
+        target = found.restrict(adapter.read())
+        batch_keys_frame = aligned.select(*[q(k) for k in keys])
         if rows <= spec.broadcast_keys_max_rows:
-            batch_keys = F.broadcast(batch_keys)  # probe the target without shuffling it
+            batch_keys_frame = F.broadcast(batch_keys_frame)  # probe the target without shuffling it
         stored_cols = [
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
         ]
         # the affected keys' stored versions feed both the version computation and the diff: scan once
         stored = (
-            target.join(batch_keys, on=keys, how="left_semi")
+            target.join(batch_keys_frame, on=keys, how="left_semi")
             .select(*stored_cols)
             .repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
             .persist()

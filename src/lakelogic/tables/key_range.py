@@ -1,0 +1,81 @@
+"""Key-range pruning for the target scans of keyed writes (merge, SCD2).
+
+A merge or an SCD2 write has to find the batch's keys among the stored rows. A stored row can only match
+when each of its key columns lies within the batch's [min, max] of that column, so every target scan of
+those writes is restricted to that range. The filter never changes a result (it removes only rows that
+cannot match); it lets the table's own statistics skip data: Iceberg file metrics, Delta data skipping,
+Parquet row-group statistics. A batch whose keys are clustered (increasing ids, recent orders, one
+customer range) then reads a few files of a large table instead of all of them; for keys spread over the
+whole table the range is the whole table and the filter costs nothing measurable. This is the key-range
+part of an upsert index (as in Hudi's range pruning) without an index to maintain.
+
+Only key columns whose bounds have an exact SQL literal take part (integers, decimals, dates, strings);
+timestamps are skipped because a collected timestamp is session-local and a shifted bound could prune a
+matching row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+)
+
+from lakelogic.tables.spark_batch import q
+from lakelogic.tables.spark_merge import bounds_predicate, sql_literal
+
+_RANGED_TYPES = (ByteType, ShortType, IntegerType, LongType, DecimalType, DateType, StringType)
+
+
+def ranged_type(data_type: DataType) -> bool:
+    """True for key types whose min/max round-trip exactly through a SQL literal."""
+    return isinstance(data_type, _RANGED_TYPES)
+
+
+@dataclass(frozen=True)
+class BatchKeys:
+    """The batch's row count and, per key column with an exact literal, the range of its non-NULL values."""
+
+    rows: int
+    bounds: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+
+    def predicate(self, alias: str = "") -> str | None:
+        """``[alias.]k BETWEEN lo AND hi AND ...``, or None when no column can be restricted."""
+        return bounds_predicate(self.bounds, alias) or None
+
+    def restrict(self, target: DataFrame) -> DataFrame:
+        """``target`` without the rows whose key lies outside the batch's range (they cannot match)."""
+        condition = self.predicate()
+        return target.where(condition) if condition is not None else target
+
+
+def batch_keys(batch: DataFrame, keys: Sequence[str]) -> BatchKeys:
+    """One aggregation over ``batch``: its row count and the min/max of every rangeable key column.
+
+    A key column whose values are all NULL gets no bound (such rows match nothing, and an empty range
+    would have to be spelled differently per type); nor does a bound without an exact literal."""
+    types = {f.name: f.dataType for f in batch.schema.fields}
+    ranged = [k for k in keys if k in types and ranged_type(types[k])]
+    aggregates = [F.count(F.lit(1)).alias("rows")]
+    for i, k in enumerate(ranged):
+        aggregates += [F.min(q(k)).alias(f"lo{i}"), F.max(q(k)).alias(f"hi{i}")]
+    row = batch.agg(*aggregates).first()
+    assert row is not None  # an aggregation without GROUP BY always yields one row
+    bounds: dict[str, tuple[Any, Any]] = {}
+    for i, k in enumerate(ranged):
+        low, high = row[f"lo{i}"], row[f"hi{i}"]
+        if sql_literal(low) is not None and sql_literal(high) is not None:
+            bounds[k] = (low, high)
+    return BatchKeys(rows=int(row["rows"]), bounds=bounds)
