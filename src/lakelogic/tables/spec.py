@@ -117,8 +117,9 @@ class WriteSpec:
     # SCD2 keys with one change after their stored history skip the general version computation
     scd2_forward: bool = True
     # Row count of the frame handed to the write, when the caller knows it (a contract run has it from
-    # its observations): SCD2 then sizes its work without a counting job. It only sizes work (partitions,
-    # broadcasts); it never changes what is written.
+    # its observations): a first SCD2 load then sizes its work without a counting job (writes into an
+    # existing table count the batch in their key-range aggregation, tables/key_range.py). It only sizes
+    # work (partitions, broadcasts); it never changes what is written.
     batch_rows: int | None = None
     # The caller proved that the frame holds at most one row per primary key (a contract run: a `unique`
     # dataset rule over key columns passed on the very frame it hands over). The merge then skips its own
