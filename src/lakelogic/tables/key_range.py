@@ -64,6 +64,9 @@ class BatchKeys:
 def batch_keys(batch: DataFrame, keys: Sequence[str]) -> BatchKeys:
     """One aggregation over ``batch``: its row count and the min/max of every rangeable key column.
 
+    ``batch`` must already be aligned to the target's types: a bound compares with stored values, and a
+    cast can change the order (the integers 9 < 10 are the strings '10' < '9').
+
     A key column whose values are all NULL gets no bound (such rows match nothing, and an empty range
     would have to be spelled differently per type); nor does a bound without an exact literal."""
     types = {f.name: f.dataType for f in batch.schema.fields}

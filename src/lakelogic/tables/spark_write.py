@@ -17,7 +17,7 @@ from pyspark.sql.types import StructField, StructType
 from lakelogic.errors import CommitError, LakeLogicError, PlanError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.conflicts import as_conflict
-from lakelogic.tables.key_range import BatchKeys, batch_keys
+from lakelogic.tables.key_range import batch_keys
 from lakelogic.tables.spark_batch import (
     DELETE_FLAG,
     change_partitions,
@@ -265,13 +265,12 @@ def _apply_keyed(
     batch_columns: set[str],
 ) -> CommitResult | None:
     keys = spec.primary_key
-    # one job over the (cached) batch: its size and the key range the target scans are restricted to
-    found = batch_keys(prepared, keys)
     if single_scan_applies(adapter, spec, batch_columns):
-        return _single_scan(adapter, prepared, spec, stamp, outcome, batch_columns, found)
+        return _single_scan(adapter, prepared, spec, stamp, outcome, batch_columns)
+    aligned, _ = _evolve(adapter, prepared, spec, outcome)
+    found = batch_keys(aligned, keys)
     rows = found.rows
     small = rows <= spec.broadcast_keys_max_rows
-    aligned, _ = _evolve(adapter, prepared, spec, outcome)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[F.col(f"`{c}`") for c in schema_cols]).schema
     target = found.restrict(adapter.read()) if adapter.exists() else None
@@ -303,7 +302,6 @@ def _single_scan(
     stamp: CommitStamp,
     outcome: WriteOutcome,
     batch_columns: set[str],
-    found: BatchKeys,
 ) -> CommitResult | None:
     """Merge into a merge-on-read Iceberg table by update + insert on a branch published at once (counts
     from the snapshot summaries). A batch that changes nothing publishes nothing and is reported like the
@@ -313,6 +311,7 @@ def _single_scan(
     assert isinstance(adapter, IcebergTable)
     aligned, _ = _evolve(adapter, prepared, spec, outcome)
     columns = [c for c in aligned.columns if c != DELETE_FLAG]
+    found = batch_keys(aligned, spec.primary_key)
     merged = single_scan_merge(
         adapter, aligned, columns, stamp, spec, batch_columns=batch_columns, batch_keys=found
     )
