@@ -24,7 +24,7 @@ from lakelogic.tables.base import CommitResult
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import FileStatus, HadoopFS
-from lakelogic.tables.spark_merge import OP, target_columns
+from lakelogic.tables.spark_merge import OP, bounds_predicate, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -232,7 +232,11 @@ class FileTableBase(ABC):
         if not self.exists():
             return self._commit_frame(changes.where(F.col(OP) == "insert").select(*columns), [], stamp, spec)
         touched = changes.where(F.col(OP).isin("update", "delete")).select(*[q(c) for c in match]).distinct()
-        affected = self._affected_files(self.read_with_file().join(touched, on=list(match), how="left_semi"))
+        stored = self.read_with_file()
+        within = bounds_predicate(bounds, alias="") if bounds else ""
+        if within:  # the touched keys' range: Parquet row groups outside it are skipped (key_range.py)
+            stored = stored.where(within)
+        affected = self._affected_files(stored.join(touched, on=list(match), how="left_semi"))
         schema = changes.select(*[q(c) for c in columns]).schema
         kept = self.read_files(affected, schema).join(touched, on=list(match), how="left_anti")
         new_rows = changes.where(F.col(OP).isin("insert", "update")).select(*columns)
