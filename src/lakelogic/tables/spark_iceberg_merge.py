@@ -132,8 +132,8 @@ def single_scan_merge(
     batch_keys: BatchKeys,
 ) -> SingleScanResult:
     """Update and insert on a run-private branch, then publish both with one fast-forward of ``main``.
-    Both target scans are restricted to the batch's key range; a batch small enough to broadcast its
-    keys is (see :func:`insert_statement`)."""
+    Both target scans are restricted to the batch's key range, and a batch small enough to broadcast
+    gets its keys broadcast (see :func:`insert_statement`)."""
     broadcast = batch_keys.rows <= spec.broadcast_keys_max_rows
     view = f"_ll_batch_{uuid.uuid4().hex[:12]}"
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
