@@ -27,6 +27,7 @@ from lakelogic.tables.spark_merge import bounds_predicate, change_set_update_sql
         # an escape reads differently under spark.sql.parser.escapedStringLiterals: no bound instead
         ("O'Brien", None),
         ("a\\b", None),
+        ("${spark.app.name}", None),  # Spark substitutes variables in SQL text
         (float("nan"), None),
         (True, None),
         (datetime(2024, 1, 1, tzinfo=UTC), None),

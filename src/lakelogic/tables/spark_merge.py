@@ -190,8 +190,9 @@ def sql_literal(value: Any) -> str | None:
         return f"DATE '{value.isoformat()}'"
     if isinstance(value, str):
         # A backslash or quote would need an escape, read differently when the session sets
-        # spark.sql.parser.escapedStringLiterals: no literal rather than a bound that may be wrong.
-        return None if "\\" in value or "'" in value else f"'{value}'"
+        # spark.sql.parser.escapedStringLiterals, and Spark substitutes ``${...}`` in SQL text
+        # (spark.sql.variable.substitute): no literal rather than a bound that may be wrong.
+        return None if "\\" in value or "'" in value or "${" in value else f"'{value}'"
     return None
 
 
