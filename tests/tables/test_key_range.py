@@ -51,8 +51,27 @@ def test_batch_keys_bounds_only_columns_with_exact_literals(spark: Any) -> None:
     )
     quoted = batch_keys(spark.createDataFrame([("O'Neil",), ("x",)], "s string"), ["s"])
     assert (quoted.rows, dict(quoted.bounds), quoted.predicate()) == (2, {}, None)
-    stamps = spark.createDataFrame([(1,)], "k int").selectExpr("current_timestamp() AS k")
-    assert dict(batch_keys(stamps, ["k"]).bounds) == {}
+    local = spark.createDataFrame([(1,)], "k int").selectExpr("localtimestamp() AS k")
+    assert dict(batch_keys(local, ["k"]).bounds) == {}  # without time zone: not ranged
+
+
+def test_timestamp_bounds_are_exact_microseconds_in_any_session_time_zone(spark: Any) -> None:
+    """A bound is the key's instant in microseconds, so a row at either end stays (no rounding, no shift
+    when the session time zone differs from the one the rows were written in)."""
+    micros = [1_711_846_799_999_999, 1_711_846_800_000_001, 1_711_852_200_500_000]
+    target = spark.createDataFrame([(m,) for m in micros], "m long").selectExpr("timestamp_micros(m) AS ts")
+    batch = target.where(f"unix_micros(ts) > {micros[0]}")
+    found = batch_keys(batch, ["ts"])
+    assert found.predicate() == (
+        f"`ts` BETWEEN timestamp_micros({micros[1]}L) AND timestamp_micros({micros[2]}L)"
+    )
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+        kept = found.restrict(target).selectExpr("unix_micros(ts) AS m").collect()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert sorted(r["m"] for r in kept) == micros[1:]
 
 
 def test_restricted_frame_keeps_exactly_the_rows_in_range(spark: Any) -> None:
@@ -107,6 +126,28 @@ def test_merge_never_reads_files_outside_the_batch_key_range(
         "new",
         "n350",
     )
+
+
+def test_timestamp_key_merge_reads_only_the_batch_time_range(spark: Any, make_target: Make) -> None:
+    """The ``timestamp_micros`` bound is pushed into the Iceberg scan like any literal."""
+    target = make_target("iceberg")
+    spec = WriteSpec(strategy="merge", primary_key=("ts",))  # the timestamp alone: no other bound
+    seed = spark.range(0, 400).selectExpr(
+        "CAST(id AS INT) AS id", "timestamp_seconds(1700000000 + id * 60) AS ts", "concat('n', id) AS name"
+    )
+    write_frame(spark, seed, target, spec, CommitStamp("seed", "o"))
+    table = quote_table(target.name)
+    spark.sql(f"INSERT OVERWRITE {table} SELECT /*+ REPARTITION_BY_RANGE(4, ts) */ * FROM {table}")
+    _delete_low_file(spark, table, below=300)
+
+    batch = spark.range(350, 410).selectExpr(
+        "CAST(id AS INT) AS id", "timestamp_seconds(1700000000 + id * 60) AS ts", "'changed' AS name"
+    )
+    out = write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
+
+    assert (out.rows_updated, out.rows_inserted) == (50, 10)
+    changed = spark.sql(f"SELECT count(*) AS n FROM {table} WHERE id >= 300 AND name = 'changed'").first()
+    assert changed is not None and changed["n"] == 60
 
 
 def test_scd2_never_reads_files_outside_the_batch_key_range(spark: Any, make_target: Make) -> None:

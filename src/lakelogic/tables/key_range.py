@@ -9,9 +9,9 @@ customer range) then reads a few files of a large table instead of all of them; 
 whole table the range is the whole table and the filter costs nothing measurable. This is the key-range
 part of an upsert index (as in Hudi's range pruning) without an index to maintain.
 
-Only key columns whose bounds have an exact SQL literal take part (integers, decimals, dates, strings);
-timestamps are skipped because a collected timestamp is session-local and a shifted bound could prune a
-matching row.
+Only key columns whose bounds have an exact SQL literal take part: integers, decimals, dates, strings, and
+timestamps as ``timestamp_micros(<microseconds>)`` (a collected ``datetime`` is session-local, and a shifted
+bound could prune a matching row). Doubles, timestamps without time zone and other types are not ranged.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from pyspark.sql.types import (
     LongType,
     ShortType,
     StringType,
+    TimestampType,
 )
 
 from lakelogic.tables.spark_batch import q
-from lakelogic.tables.spark_merge import bounds_predicate, sql_literal
+from lakelogic.tables.spark_merge import TimestampMicros, bounds_predicate, sql_literal
 
-_RANGED_TYPES = (ByteType, ShortType, IntegerType, LongType, DecimalType, DateType, StringType)
+_RANGED_TYPES = (ByteType, ShortType, IntegerType, LongType, DecimalType, DateType, StringType, TimestampType)
 
 
 def ranged_type(data_type: DataType) -> bool:
@@ -72,13 +73,19 @@ def batch_keys(batch: DataFrame, keys: Sequence[str]) -> BatchKeys:
     types = {f.name: f.dataType for f in batch.schema.fields}
     ranged = [k for k in keys if k in types and ranged_type(types[k])]
     aggregates = [F.count(F.lit(1)).alias("rows")]
+    stamps = {k for k in ranged if isinstance(types[k], TimestampType)}
     for i, k in enumerate(ranged):
-        aggregates += [F.min(q(k)).alias(f"lo{i}"), F.max(q(k)).alias(f"hi{i}")]
+        smallest, largest = F.min(q(k)), F.max(q(k))
+        if k in stamps:
+            smallest, largest = F.unix_micros(smallest), F.unix_micros(largest)
+        aggregates += [smallest.alias(f"lo{i}"), largest.alias(f"hi{i}")]
     row = batch.agg(*aggregates).first()
     assert row is not None  # an aggregation without GROUP BY always yields one row
     bounds: dict[str, tuple[Any, Any]] = {}
     for i, k in enumerate(ranged):
         low, high = row[f"lo{i}"], row[f"hi{i}"]
+        if k in stamps and low is not None and high is not None:
+            low, high = TimestampMicros(low), TimestampMicros(high)
         if sql_literal(low) is not None and sql_literal(high) is not None:
             bounds[k] = (low, high)
     return BatchKeys(rows=int(row["rows"]), bounds=bounds)

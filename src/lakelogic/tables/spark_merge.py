@@ -174,8 +174,16 @@ def summarize_changes(
     return summary
 
 
+class TimestampMicros(int):
+    """A timestamp bound as microseconds since the epoch: exact and independent of the session time zone
+    (a collected ``datetime`` is neither)."""
+
+
 def sql_literal(value: Any) -> str | None:
-    """A Spark SQL literal for a key bound; None for types whose literal is ambiguous (timestamps)."""
+    """A Spark SQL literal for a key bound; None for types whose literal is ambiguous (collected
+    timestamps: use :class:`TimestampMicros`)."""
+    if isinstance(value, TimestampMicros):
+        return f"timestamp_micros({int(value)}L)"
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, float):
