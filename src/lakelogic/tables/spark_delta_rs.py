@@ -23,9 +23,10 @@ from pyspark.sql.types import StructType
 
 from lakelogic.errors import CommitError, MissingDependencyError
 from lakelogic.tables.base import CommitResult
+from lakelogic.tables.delta_stats import file_stats
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_filebase import DataFile, FileTableBase, Staged
-from lakelogic.tables.spark_fs import FileStatus, footer_rows, partition_values
+from lakelogic.tables.spark_fs import FileStatus, footer, partition_values
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
@@ -136,9 +137,11 @@ class DeltaRsTable(FileTableBase):
         adds = []
         total = 0
         for f in files:
-            rows = footer_rows(f.path)
-            total += rows or 0
-            stats = json.dumps({"numRecords": rows}) if rows is not None else ""
+            metadata = footer(f.path)
+            total += int(metadata.num_rows) if metadata is not None else 0
+            # numRecords, and bounds and NULL counts where the footer states them exactly: data skipping
+            # for every Delta reader (delta_stats.py)
+            stats = json.dumps(file_stats(metadata)) if metadata is not None else ""
             adds.append(
                 AddAction(f.relative, f.size, partition_values(f.relative), f.modification_time, True, stats)
             )

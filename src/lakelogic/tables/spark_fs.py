@@ -120,14 +120,20 @@ def partition_values(relative: str) -> dict[str, str | None]:
     return values
 
 
-def footer_rows(uri: str) -> int | None:
-    """Row count from the Parquet footer (metadata only)."""
+def footer(uri: str) -> pq.FileMetaData | None:
+    """The Parquet footer of a file (metadata only), or None when it cannot be read."""
     try:
         if uri.startswith("file:"):
-            return int(pq.read_metadata(uri.removeprefix("file:").replace("///", "/", 1)).num_rows)
+            return pq.read_metadata(uri.removeprefix("file:").replace("///", "/", 1))
         from pyarrow import fs as pafs
 
         filesystem, path = pafs.FileSystem.from_uri(uri)
-        return int(pq.read_metadata(path, filesystem=filesystem).num_rows)
+        return pq.read_metadata(path, filesystem=filesystem)
     except (OSError, ValueError, pa.ArrowException):
         return None  # stats are optional in Delta; readers then scan the file
+
+
+def footer_rows(uri: str) -> int | None:
+    """Row count from the Parquet footer (metadata only)."""
+    metadata = footer(uri)
+    return int(metadata.num_rows) if metadata is not None else None
