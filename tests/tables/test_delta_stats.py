@@ -4,6 +4,7 @@ each file, only for the types whose bounds are exact, and readers that skip file
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,13 @@ def test_readers_that_skip_files_by_the_stats_lose_no_row(
     target = _written(spark, make_target)
     table = deltalake.DeltaTable(target.name)
     everything = table.to_pyarrow_table().to_pylist()
-    for column, op, value in (("id", ">=", 40), ("name", "=", "Éclair"), ("name", "<", "Zoë")):
+    cases: list[tuple[str, str, Any]] = [
+        ("id", ">=", 40),
+        ("d", ">=", date(2024, 6, 1)),
+        ("name", "=", "Éclair"),
+        ("name", "<", "Zoë"),
+    ]
+    for column, op, value in cases:
         got = table.to_pyarrow_table(filters=[(column, op, value)]).to_pylist()
         if op == ">=":
             expected = [r for r in everything if r[column] is not None and r[column] >= value]
