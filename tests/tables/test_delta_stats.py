@@ -92,3 +92,21 @@ def test_readers_that_skip_files_by_the_stats_lose_no_row(
         key = str
         assert sorted(map(key, got)) == sorted(map(key, expected)), (column, op, value)
         assert expected
+
+
+def test_string_bounds_that_are_not_utf8_are_left_out(tmp_path: Path) -> None:
+    """Spark strings may hold invalid UTF-8 (a cast from binary); pyarrow cannot decode such a footer bound.
+    The column then gets no bounds and the commit goes on."""
+    import pyarrow as pa
+
+    from lakelogic.tables.delta_stats import file_stats
+
+    text = pa.array([b"\xc3\x28", b"ok"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"s": text, "i": [1, 2]}), tmp_path / "f.parquet")
+    stats = file_stats(pq.read_metadata(tmp_path / "f.parquet"))
+    assert stats == {
+        "numRecords": 2,
+        "minValues": {"i": 1},
+        "maxValues": {"i": 2},
+        "nullCount": {"s": 0, "i": 0},
+    }

@@ -75,7 +75,10 @@ def _column_bounds(metadata: pq.FileMetaData, column: int) -> tuple[Any, Any] | 
             continue  # only NULLs here: no bound to take
         if not statistics.has_min_max:
             return None
-        low, high = _json_value(statistics.min), _json_value(statistics.max)
+        try:
+            low, high = _json_value(statistics.min), _json_value(statistics.max)
+        except (UnicodeDecodeError, ValueError, pa.ArrowException):
+            return None  # e.g. string bounds that are not valid UTF-8: the column gets no bounds
         if low is None or high is None:
             return None
         lows.append(low)
