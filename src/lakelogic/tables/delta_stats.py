@@ -85,20 +85,12 @@ def _column_bounds(metadata: pq.FileMetaData, column: int) -> tuple[Any, Any] | 
         highs.append(high)
     if not lows:
         return None
-    return _smallest(lows), _largest(highs)
+    return min(lows, key=_order), max(highs, key=_order)
 
 
-def _key(value: Any) -> Any:
+def _order(value: Any) -> Any:
     """Order of the stats values: strings by their UTF-8 bytes (Parquet's and Spark's order)."""
     return value.encode("utf-8") if isinstance(value, str) else value
-
-
-def _smallest(values: list[Any]) -> Any:
-    return min(values, key=_key)
-
-
-def _largest(values: list[Any]) -> Any:
-    return max(values, key=_key)
 
 
 def _null_count(metadata: pq.FileMetaData, column: int) -> int | None:
