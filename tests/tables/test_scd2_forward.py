@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from lakelogic.tables import spark_scd2
+from lakelogic.tables.spark_scd2_forward import one_row_per_key
 from lakelogic.tables.spark_write import write_frame
 from lakelogic.tables.spec import WriteSpec, scd2_spec_from
 from lakelogic.tables.stamp import CommitStamp
@@ -77,7 +78,8 @@ def _final_batch(rng: random.Random) -> list[tuple[Any, ...]]:
 
 def _table(spark: Any, target: ResolvedTarget, *, skip: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
     return sorted(
-        tuple((k, v) for k, v in sorted(row.items()) if k not in skip) for row in read_back(spark, target)
+        (tuple((k, v) for k, v in sorted(row.items()) if k not in skip) for row in read_back(spark, target)),
+        key=repr,  # a NULL key sorts too
     )
 
 
@@ -173,3 +175,52 @@ def test_key_with_two_current_versions_takes_the_general_computation(spark: Any,
     assert _table(spark, fast) == _table(spark, reference)
     assert (got.rows_inserted, got.rows_updated) == (want.rows_inserted, want.rows_updated)
     assert sum(1 for r in read_back(spark, fast) if r["customer_id"] == 1 and r["is_current"]) == 1
+
+
+def test_batch_row_with_a_null_key_is_not_dropped(spark: Any, make_target: Make) -> None:
+    """A NULL business key is never forward: its row goes to the general computation like any other
+    non-forward row, so both paths write the same table and the row is in it."""
+    spec = _spec()
+    fast, reference = make_target("iceberg", "fwdnull"), make_target("iceberg", "refnull")
+    first = [(k, "free", "n0", _day(1), "c0") for k in range(3)]
+    general = replace(spec, scd2_forward=False)
+    write_frame(spark, spark.createDataFrame(first, SCHEMA), reference, general, CommitStamp("a", "d"))
+    spark.sql(f"CREATE TABLE {fast.name} USING iceberg AS SELECT * FROM {reference.name}")
+    batch = spark.createDataFrame(
+        [(None, "gold", "n0", _day(9), "c1"), (2, "pro", "n0", _day(9), "c1")], SCHEMA
+    )
+    got = write_frame(spark, batch, fast, spec, CommitStamp("b", "d"))
+    want = write_frame(spark, batch, reference, general, CommitStamp("b", "d"))
+    assert _table(spark, fast) == _table(spark, reference)
+    assert (got.rows_inserted, got.rows_updated) == (want.rows_inserted, want.rows_updated)
+    assert [r["tier"] for r in read_back(spark, fast) if r["customer_id"] is None] == ["gold"]
+
+
+def test_batch_proven_unique_on_the_key_gives_the_same_table(spark: Any, make_target: Make) -> None:
+    """``keys_unique`` (a passed `unique` rule over the primary key) skips the per-key count; a unique rule
+    lets several NULL keys through, and those rows still reach the general computation."""
+    spec = replace(_spec(), primary_key=("customer_id",), keys_unique=True)
+    fast, reference = make_target("iceberg", "fwduq"), make_target("iceberg", "refuq")
+    _build_history(spark, reference, spec, 7)
+    spark.sql(f"CREATE TABLE {fast.name} USING iceberg AS SELECT * FROM {reference.name}")
+    one_per_key = {row[0]: row for row in _final_batch(random.Random(107))}
+    rows = [*one_per_key.values(), (None, "gold", "n0", _day(80), "cf"), (None, "pro", "n1", _day(81), "cf")]
+    final = spark.createDataFrame(rows, SCHEMA)
+    got = write_frame(spark, final, fast, spec, CommitStamp("f", "dim"))
+    want = write_frame(spark, final, reference, replace(spec, scd2_forward=False), CommitStamp("f", "dim"))
+    assert _table(spark, fast) == _table(spark, reference)
+    assert (got.rows_inserted, got.rows_updated, got.versions_closed) == (
+        want.rows_inserted,
+        want.rows_updated,
+        want.versions_closed,
+    )
+    assert sum(1 for r in read_back(spark, fast) if r["customer_id"] is None) == 2
+
+
+def test_per_key_count_is_known_only_when_the_business_key_holds_the_proven_key() -> None:
+    proven = replace(_spec(), primary_key=("customer_id",), keys_unique=True)
+    assert one_row_per_key(proven, ["customer_id"])
+    assert one_row_per_key(proven, ["customer_id", "region"])  # a superset of a unique key is unique
+    assert not one_row_per_key(replace(proven, primary_key=("customer_id", "region")), ["customer_id"])
+    assert not one_row_per_key(replace(proven, keys_unique=False), ["customer_id"])
+    assert not one_row_per_key(replace(proven, primary_key=()), ["customer_id"])

@@ -69,6 +69,13 @@ def other_keys_stored(stored: DataFrame, other: DataFrame, keys: list[str]) -> D
     return stored.join(other_keys, on=_key_condition(keys, stored, other_keys), how="left_semi")
 
 
+def one_row_per_key(spec: WriteSpec, keys: list[str]) -> bool:
+    """True when the caller proved the batch unique on a subset of the business key
+    (``WriteSpec.keys_unique`` is proven over ``primary_key``): then every key with no NULL in it has
+    exactly one batch row, and the per-key count, an aggregation and a join over the batch, is known."""
+    return spec.keys_unique and bool(spec.primary_key) and set(spec.primary_key) <= set(keys)
+
+
 def _classify(
     aligned: DataFrame,
     stored: DataFrame | None,
@@ -88,8 +95,12 @@ def _classify(
     events = aligned.repartition(partitions, *[q(k) for k in keys])
     batch_t = q(ts) if ts else F.lit(spec.as_of).cast(TimestampType())
     events = events.select("*", batch_t.alias(T), tracked_hash(tracked).alias(HASH))
-    per_key = events.groupBy(*[q(k) for k in keys]).agg(F.count(F.lit(1)).alias(_EVENTS))
-    joined = events.join(per_key, on=keys)
+    if one_row_per_key(spec, keys):
+        joined = events.withColumn(_EVENTS, F.lit(1))
+    else:
+        # a left join: a row whose key holds a NULL matches no count and is left to the general path
+        per_key = events.groupBy(*[q(k) for k in keys]).agg(F.count(F.lit(1)).alias(_EVENTS))
+        joined = events.join(per_key, on=keys, how="left")
 
     if stored is None:
         joined = joined.select(
