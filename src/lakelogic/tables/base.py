@@ -58,6 +58,12 @@ class TableAdapter(Protocol):
 
     def read(self) -> DataFrame: ...
 
+    def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
+        """The table's rows, of which only those whose columns lie within ``bounds`` (column -> inclusive
+        [low, high]) are needed: a format that records per-file value ranges leaves out the files that
+        hold none. The caller still filters the rows."""
+        ...
+
     def already_committed(self, stamp: CommitStamp) -> bool: ...
 
     def evolve(self, plan: EvolutionPlan, new_schema: StructType) -> None:

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from lakelogic.tables.base import TableAdapter
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_merge import TimestampMicros, bounds_predicate, sql_literal
 
@@ -60,6 +61,11 @@ class BatchKeys:
         """``target`` without the rows whose key lies outside the batch's range (they cannot match)."""
         condition = self.predicate()
         return target.where(condition) if condition is not None else target
+
+    def read(self, adapter: TableAdapter) -> DataFrame:
+        """The stored rows that can match the batch: files outside its range left unread where the format
+        states per-file ranges (file_ranges.py), the rest filtered by :meth:`restrict`."""
+        return self.restrict(adapter.read_in_range(self.bounds))
 
 
 def batch_keys(batch: DataFrame, keys: Sequence[str]) -> BatchKeys:

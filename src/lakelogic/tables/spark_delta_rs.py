@@ -24,6 +24,7 @@ from pyspark.sql.types import StructType
 from lakelogic.errors import CommitError, MissingDependencyError
 from lakelogic.tables.base import CommitResult
 from lakelogic.tables.delta_stats import file_stats
+from lakelogic.tables.file_ranges import top_level_ranges
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_filebase import DataFile, FileTableBase, Staged
 from lakelogic.tables.spark_fs import FileStatus, footer, partition_values
@@ -67,13 +68,22 @@ class DeltaRsTable(FileTableBase):
         table = self._table()
         actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         partition_cols = list(table.metadata().partition_columns)
+        fields = pa.schema(table.schema().to_arrow())
+        nested = [f.name for f in fields if pa.types.is_nested(f.type)]
+        flat = [f.name for f in fields if not pa.types.is_nested(f.type)]
         files = []
         for action in actions:
             relative = str(action["path"])
             values = {c: action.get(f"partition.{c}") for c in partition_cols}
             uri = f"{self.fs.root_uri}/{relative}"
             files.append(
-                DataFile(relative, uri, int(action["size_bytes"]), {k: _text(v) for k, v in values.items()})
+                DataFile(
+                    relative,
+                    uri,
+                    int(action["size_bytes"]),
+                    {k: _text(v) for k, v in values.items()},
+                    top_level_ranges(action, flat, nested),
+                )
             )
         return files
 

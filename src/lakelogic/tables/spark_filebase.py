@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from lakelogic.tables.base import CommitResult
+from lakelogic.tables.file_ranges import may_hold
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import FileStatus, HadoopFS
@@ -35,12 +36,14 @@ FILE_COLUMN = "_ll_file"
 
 @dataclass(frozen=True)
 class DataFile:
-    """A live data file of the table: ``relative`` path (as the format records it) and its URI."""
+    """A live data file of the table: ``relative`` path (as the format records it) and its URI.
+    ``ranges``: per column, the [min, max] of its values the format states exactly (file_ranges.py)."""
 
     relative: str
     uri: str
     size: int
     partition_values: dict[str, str | None]
+    ranges: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,14 @@ class FileTableBase(ABC):
     def read(self) -> DataFrame:
         return self.read_files(self.current_files())
 
+    def files_in_range(self, bounds: Mapping[str, tuple[Any, Any]] | None) -> list[DataFile]:
+        """The live files that can hold a row within ``bounds`` by their stated ranges (all without)."""
+        files = self.current_files()
+        return [f for f in files if may_hold(f.ranges, bounds)] if bounds else files
+
+    def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
+        return self.read_files(self.files_in_range(bounds))
+
     # --- staging ------------------------------------------------------------------------------
 
     def stage(self, frame: DataFrame, spec: WriteSpec) -> Staged:
@@ -185,9 +196,11 @@ class FileTableBase(ABC):
         finally:
             self.discard(staged)
 
-    def read_with_file(self) -> DataFrame:
-        """The target rows plus the URI of the file holding each row (``_ll_file``)."""
-        return self.read().withColumn(FILE_COLUMN, F.input_file_name())
+    def read_with_file(self, files: list[DataFile] | None = None) -> DataFrame:
+        """The rows of ``files`` (default: the whole table) plus the URI of the file holding each row
+        (``_ll_file``)."""
+        rows = self.read() if files is None else self.read_files(files)
+        return rows.withColumn(FILE_COLUMN, F.input_file_name())
 
     def _affected_files(self, rows: DataFrame) -> list[DataFile]:
         """Live files named in the ``_ll_file`` column of ``rows`` (from :meth:`read_with_file`)."""
@@ -232,9 +245,11 @@ class FileTableBase(ABC):
         if not self.exists():
             return self._commit_frame(changes.where(F.col(OP) == "insert").select(*columns), [], stamp, spec)
         touched = changes.where(F.col(OP).isin("update", "delete")).select(*[q(c) for c in match]).distinct()
-        stored = self.read_with_file()
+        # the touched keys' range: files whose stated range misses it are not read, and Parquet row groups
+        # outside it are skipped (key_range.py)
+        stored = self.read_with_file(self.files_in_range(bounds))
         within = bounds_predicate(bounds, alias="") if bounds else ""
-        if within:  # the touched keys' range: Parquet row groups outside it are skipped (key_range.py)
+        if within:
             stored = stored.where(within)
         affected = self._affected_files(stored.join(touched, on=list(match), how="left_semi"))
         schema = changes.select(*[q(c) for c in columns]).schema

@@ -176,7 +176,7 @@ def _apply_scd2(
         rows = spec.batch_rows if spec.batch_rows is not None else aligned.count()
     partitions = change_partitions(aligned.sparkSession, rows)
     if found is not None:
-        target = found.restrict(adapter.read())
+        target = found.read(adapter)
         batch_keys_frame = aligned.select(*[q(k) for k in keys])
         if rows <= spec.broadcast_keys_max_rows:
             batch_keys_frame = F.broadcast(batch_keys_frame)  # probe the target without shuffling it

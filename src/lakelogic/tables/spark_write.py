@@ -273,7 +273,7 @@ def _apply_keyed(
     small = rows <= spec.broadcast_keys_max_rows
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[F.col(f"`{c}`") for c in schema_cols]).schema
-    target = found.restrict(adapter.read()) if adapter.exists() else None
+    target = found.read(adapter) if adapter.exists() else None
     changes = merge_changes(
         aligned, target, schema, keys=keys, batch_columns=batch_columns, spec=spec, broadcast_keys=small
     )
