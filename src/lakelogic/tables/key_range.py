@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -34,9 +34,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from lakelogic.tables.base import TableAdapter
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_merge import TimestampMicros, bounds_predicate, sql_literal
+
+if TYPE_CHECKING:  # annotations only
+    from lakelogic.tables.base import TableAdapter
 
 _RANGED_TYPES = (ByteType, ShortType, IntegerType, LongType, DecimalType, DateType, StringType, TimestampType)
 
