@@ -1,9 +1,12 @@
 """Row-level writes on Iceberg through a run-private branch published by one fast-forward: the merge fast
-path (update + insert) and change sets (SCD2, general merge: matched-only MERGE + INSERT)."""
+path (update + insert) and change sets (SCD2, general merge: matched-only MERGE + INSERT), each either as
+two statements or, when the target's rows in the key range are estimated small, as one MERGE with a NOT
+MATCHED clause. Tests that matter for both shapes run with both (``STATEMENTS``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,6 +25,13 @@ pytestmark = pytest.mark.spark
 Make = Callable[..., ResolvedTarget]
 SCHEMA = "id int, name string"
 SPEC = WriteSpec(strategy="merge", primary_key=("id",))
+# one_statement_merge_max_bytes: 0 forces update + insert as two statements; the default takes one MERGE
+# for the tiny tables here
+STATEMENTS = pytest.mark.parametrize("one_statement_limit", [0, SPEC.one_statement_merge_max_bytes])
+
+
+def _limited(spec: WriteSpec, one_statement_limit: int) -> WriteSpec:
+    return replace(spec, one_statement_merge_max_bytes=one_statement_limit)
 
 
 def _seeded(spark: Any, make_target: Make) -> ResolvedTarget:
@@ -35,10 +45,14 @@ def _branches(spark: Any, target: ResolvedTarget) -> list[str]:
     return sorted(r["name"] for r in spark.sql(f"SELECT name FROM {quote_table(target.name)}.refs").collect())
 
 
-def test_updates_and_inserts_land_together_with_exact_counts(spark: Any, make_target: Make) -> None:
+@STATEMENTS
+def test_updates_and_inserts_land_together_with_exact_counts(
+    spark: Any, make_target: Make, one_statement_limit: int
+) -> None:
     target = _seeded(spark, make_target)
     batch = spark.createDataFrame([(1, "a"), (2, "B"), (3, "c"), (None, "m")], SCHEMA)
-    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    spec = _limited(SPEC, one_statement_limit)
+    out = write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     # id 1 unchanged, id 2 updated, id 3 new; a NULL key never matches, so it is inserted (as MERGE's ON)
     assert (out.rows_updated, out.rows_inserted) == (1, 2)
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
@@ -47,24 +61,26 @@ def test_updates_and_inserts_land_together_with_exact_counts(spark: Any, make_ta
     assert out.snapshot == adapter_for(spark, target).snapshot_of(CommitStamp("run-1", "o"))
 
 
+@STATEMENTS
 def test_crash_before_publish_changes_nothing_and_the_rerun_commits(
-    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_statement_limit: int
 ) -> None:
     target = _seeded(spark, make_target)
     batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
+    spec = _limited(SPEC, one_statement_limit)
 
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("injected crash after both branch commits")
 
     monkeypatch.setattr(spark_iceberg_branch, "publish", boom)
     with pytest.raises(CommitError, match="injected crash"):
-        write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+        write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     # the branch commits carry the run's stamp, but they are not main's history: not committed
     assert not adapter_for(spark, target).already_committed(CommitStamp("run-1", "o"))
     assert sorted(r["id"] or 0 for r in read_back(spark, target)) == [0, 1, 2]
     assert _branches(spark, target) == ["main"]
     monkeypatch.undo()
-    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    out = write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     assert out.committed and (out.rows_updated, out.rows_inserted) == (1, 1)
 
 
@@ -109,13 +125,14 @@ def _scd2_rows(spark: Any, target: ResolvedTarget) -> list[tuple[Any, ...]]:
     return sorted(tuple(str(r[c])[:10] for c in cols) for r in read_back(spark, target))
 
 
+@STATEMENTS
 def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
-    spark: Any, make_target: Make
+    spark: Any, make_target: Make, one_statement_limit: int
 ) -> None:
     target = _scd2_seeded(spark, make_target)
     batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
     stamp = CommitStamp("run-1", "dim")
-    out = write_frame(spark, batch, target, SCD2_SPEC, stamp)
+    out = write_frame(spark, batch, target, _limited(SCD2_SPEC, one_statement_limit), stamp)
     assert (out.rows_inserted, out.rows_updated, out.versions_closed) == (2, 1, 1)
     assert _scd2_rows(spark, target) == [
         ("1", "free", "False", "2024-02-01"),
@@ -124,8 +141,9 @@ def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
         ("3", "free", "True", "9999-12-31"),
     ]
     snapshots = adapter_for(spark, target).stamped_snapshots(stamp)
-    # the matched-only MERGE (close) and the INSERT (new versions), both reachable from main
-    assert len(snapshots) == 2 and out.snapshot == snapshots[0][0]
+    # two statements: the matched-only MERGE (close) and the INSERT (new versions), both reachable from
+    # main; one statement: a MERGE that closes and inserts
+    assert len(snapshots) == (2 if one_statement_limit == 0 else 1) and out.snapshot == snapshots[0][0]
     assert _branches(spark, target) == ["main"]
 
 
@@ -185,8 +203,9 @@ def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], chang
     assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o")) is changed
 
 
+@STATEMENTS
 def test_the_change_set_cache_is_released_before_the_publish(
-    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_statement_limit: int
 ) -> None:
     """A publish refreshes the table in Spark's cache manager, which plans every cached query over it
     again: the change set (and its updated-rows cache) must be gone by then, the rows still applied."""
@@ -203,15 +222,20 @@ def test_the_change_set_cache_is_released_before_the_publish(
 
     monkeypatch.setattr(spark_iceberg_branch, "publish", publish)
     adapter_for(spark, target).apply_changes(
-        changes, CommitStamp("run-1", "o"), SPEC, match=("id",), counts={"update": 1, "insert": 1}
+        changes,
+        CommitStamp("run-1", "o"),
+        _limited(SPEC, one_statement_limit),
+        match=("id",),
+        counts={"update": 1, "insert": 1},
     )
     assert cached_at_publish == [False]
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n")], key=str)
 
 
+@STATEMENTS
 def test_a_commit_to_main_during_the_run_is_a_retryable_conflict(
-    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_statement_limit: int
 ) -> None:
     """Another writer commits to main between this run's branch statements and its publish: the
     fast-forward fails, main keeps only the other writer's rows, the error is a commit conflict (which the
@@ -227,15 +251,16 @@ def test_a_commit_to_main_during_the_run_is_a_retryable_conflict(
         spark.sql(f"INSERT INTO {quote_table(target.name)} VALUES (9, 'other writer')")
         original(table, branch)
 
+    spec = _limited(SPEC, one_statement_limit)
     monkeypatch.setattr(spark_iceberg_branch, "publish", concurrent_then_publish)
     with pytest.raises(CommitConflictError) as raised:
-        write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+        write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     assert is_transient(raised.value)
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "b"), (None, "n"), (9, "other writer")], key=str)
     assert _branches(spark, target) == ["main"]
     monkeypatch.undo()
-    out = write_frame(spark, batch, target, SPEC, CommitStamp("run-1", "o"))
+    out = write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     assert out.committed and (out.rows_updated, out.rows_inserted) == (1, 1)
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n"), (9, "other writer")], key=str)
@@ -276,3 +301,106 @@ def test_the_merge_fast_path_is_the_same_with_and_without_broadcasts(
     assert (out.rows_updated, out.rows_inserted) == (1, 2)
     rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
     assert rows == sorted([(1, "a"), (2, "B"), (3, "c"), (4, "d"), (None, "n")], key=str)
+
+
+def _recorded_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from lakelogic.tables.spark_iceberg import IcebergTable
+
+    statements: list[str] = []
+    original = IcebergTable.commit_sql
+
+    def record(self: IcebergTable, statement: str, stamp: CommitStamp) -> Any:
+        statements.append(statement)
+        return original(self, statement, stamp)
+
+    monkeypatch.setattr(IcebergTable, "commit_sql", record)
+    return statements
+
+
+@pytest.mark.parametrize("strategy", ["merge", "scd2"])
+@STATEMENTS
+def test_the_statement_shape_follows_the_estimated_size_of_the_key_range(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, strategy: str, one_statement_limit: int
+) -> None:
+    if strategy == "merge":
+        target, spec = _seeded(spark, make_target), SPEC
+        batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
+    else:
+        target, spec = _scd2_seeded(spark, make_target), SCD2_SPEC
+        batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
+    statements = _recorded_statements(monkeypatch)
+    write_frame(spark, batch, target, _limited(spec, one_statement_limit), CommitStamp("run-s", "o"))
+    shapes = [(s.split()[0], "WHEN NOT MATCHED" in s) for s in statements]
+    if one_statement_limit == 0:  # any table is larger than 0 bytes
+        assert shapes == [("MERGE", False), ("INSERT", False)]
+    else:
+        assert shapes == [("MERGE", True)]
+
+
+def test_the_scan_estimate_leaves_out_files_outside_the_range(spark: Any, make_target: Make) -> None:
+    """The estimate is Iceberg's scan planning with the filter pushed down: files whose metrics exclude the
+    range do not count, which is what makes a batch of recent keys into a large table 'small'."""
+    target = make_target("iceberg")
+    write_frame(
+        spark, spark.range(0, 1000).selectExpr("id", "'x' AS name"), target, SPEC, CommitStamp("a", "o")
+    )
+    low_only = adapter_for(spark, target)
+    first = low_only.estimated_scan_bytes(None)
+    append = WriteSpec(strategy="append")
+    high = spark.range(10_000, 10_100).selectExpr("id", "'y' AS name")
+    write_frame(spark, high, target, append, CommitStamp("b", "o"))
+    table = adapter_for(spark, target)
+    whole = table.estimated_scan_bytes(None)
+    recent = table.estimated_scan_bytes("id BETWEEN 10000 AND 10099")
+    nothing = table.estimated_scan_bytes("id BETWEEN 50000 AND 60000")
+    assert whole > first > recent > nothing
+    # sized by rows: the 100 recent rows against the 1,100 in all
+    assert recent * 11 == whole
+
+
+SCD2_HISTORY_SCHEMA = "id int, tier string, note string, updated_at string"
+SCD2_HISTORY_SPEC = WriteSpec(
+    strategy="scd2",
+    scd2=scd2_spec_from(
+        {"timestamp_field": "updated_at", "track_columns": ["tier"], "version_column": "version"},
+        keys=("id",),
+    ),
+)
+
+
+@pytest.mark.parametrize("strategy", ["merge", "scd2"])
+def test_one_statement_and_two_statements_write_the_same_table(
+    spark: Any, make_target: Make, strategy: str
+) -> None:
+    """Forward changes, a late row slotting into history, untracked changes, unchanged rows, new keys and
+    a NULL key, written both ways onto the same history."""
+    history = [
+        [(1, "free", "n1", "2024-01-01"), (2, "free", "n2", "2024-01-01"), (3, "pro", "n3", "2024-01-01")],
+        [(2, "pro", "n2", "2024-03-01"), (4, "free", "n4", "2024-01-01")],
+    ]
+    batch = [
+        (1, "pro", "n1", "2024-04-01"),  # a tracked change after the history
+        (2, "basic", "n2", "2024-02-01"),  # late: between key 2's two versions
+        (3, "pro", "changed", "2024-04-01"),  # only an untracked column changes
+        (4, "free", "n4", "2024-01-01"),  # unchanged
+        (5, "free", "n5", "2024-04-01"),  # new key
+        (None, "free", "nul", "2024-04-01"),  # never matches
+    ]
+    spec = SCD2_HISTORY_SPEC if strategy == "scd2" else replace(SPEC, primary_key=("id", "updated_at"))
+    tables = []
+    for limit in (0, SPEC.one_statement_merge_max_bytes):
+        target = make_target("iceberg")
+        for i, rows in enumerate(history):
+            seed = spark.createDataFrame(rows, SCD2_HISTORY_SCHEMA)
+            write_frame(spark, seed, target, spec, CommitStamp(f"seed-{i}", "o"))
+        out = write_frame(
+            spark,
+            spark.createDataFrame(batch, SCD2_HISTORY_SCHEMA),
+            target,
+            _limited(spec, limit),
+            CommitStamp("r", "o"),
+        )
+        rows = sorted((tuple(sorted(r.items())) for r in read_back(spark, target)), key=repr)
+        tables.append((rows, (out.rows_inserted, out.rows_updated, out.versions_closed)))
+    assert tables[0] == tables[1]
+    assert len(tables[0][0]) > len(history[0]) + len(history[1])

@@ -21,7 +21,14 @@ from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
-from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql, target_columns
+from lakelogic.tables.spark_merge import (
+    OP,
+    bounds_predicate,
+    change_set_insert_sql,
+    change_set_merge_sql,
+    change_set_update_sql,
+    target_columns,
+)
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -67,6 +74,14 @@ class IcebergTable:
     def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
         """Iceberg skips files by their metrics when the caller's range filter is pushed into the scan."""
         return self.read()
+
+    def estimated_scan_bytes(self, predicate: str | None) -> int:
+        """Spark's size estimate of the rows a scan restricted by ``predicate`` reads: Iceberg plans the
+        scan with the filter pushed down, prunes files by their metrics and reports the remaining files'
+        record count, which Spark sizes by the row width of the schema. Planning reads manifests only; no
+        Spark job runs."""
+        frame = self.read() if predicate is None else self.read().where(predicate)
+        return int(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
 
     def _main_lineage(self) -> set[int]:
         """Snapshot ids in main's ancestry. Not the ``history`` table: a fast-forward (our merge publishes
@@ -228,7 +243,11 @@ class IcebergTable:
         ranged: tuple[str, ...] = (),
     ) -> CommitResult:
         """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
-        published together (spark_iceberg_branch): no outer join between the change set and the target."""
+        published together (spark_iceberg_branch): no outer join between the change set and the target.
+        When the target's rows in the touched key range are estimated small
+        (``WriteSpec.one_statement_merge_max_bytes``), one MERGE with a NOT MATCHED clause does both: it
+        shuffles that range instead of needing the touched rows cached for a broadcast, and runs one
+        statement instead of two."""
         if not self.exists():
             written = [F.col(quote_ident(c)) for c in target_columns(changes)]
             inserts = changes.where(F.col(OP) == "insert").select(*written)
@@ -244,7 +263,14 @@ class IcebergTable:
         # drops any hint on the source: only the source's statistics can get it broadcast. A cached and
         # materialized relation reports its real size, so the updated/deleted rows get their own cache
         # instead of being a filter over the whole change set's (which would count the inserts too).
-        touched = changes.where(F.col(OP).isin("update", "delete")).persist() if touching else None
+        one_statement = (
+            touching
+            and inserting
+            and self.estimated_scan_bytes(bounds_predicate(bounds, alias="") if bounds else None)
+            <= spec.one_statement_merge_max_bytes
+        )
+        split = touching and not one_statement
+        touched = changes.where(F.col(OP).isin("update", "delete")).persist() if split else None
 
         def release() -> None:
             """Nothing reads the change set after the statements; see commit_on_branch."""
@@ -253,11 +279,17 @@ class IcebergTable:
             changes.unpersist()
 
         def statements(table_sql: str) -> list[str | None]:
+            if one_statement:
+                return [
+                    change_set_merge_sql(
+                        table_sql, view, columns=columns, match=match, bounds=bounds, ranged=ranged
+                    )
+                ]
             return [
                 change_set_update_sql(
                     table_sql, touched_view, columns=columns, match=match, bounds=bounds, ranged=ranged
                 )
-                if touching
+                if split
                 else None,
                 change_set_insert_sql(table_sql, view, columns=columns) if inserting else None,
             ]

@@ -11,6 +11,11 @@ join broadcasts the batch:
 2. ``INSERT`` of the batch rows whose key is not in the target (anti-join against the target's keys found
    by a semi-join with the broadcast batch keys).
 
+When the target rows in the batch's key range are few (``WriteSpec.one_statement_merge_max_bytes``, by
+Spark's estimate after Iceberg's file pruning), one ``MERGE`` with both clauses is cheaper: it scans that
+range once and shuffles it, where the two statements scan it twice and run twice the fixed work. A batch of
+recent keys into a large table is this case; a batch spread over the whole table is the other.
+
 Both commits go to a run-private Iceberg branch that is then fast-forwarded onto ``main`` in one step
 (:mod:`lakelogic.tables.spark_iceberg_branch`), so readers and the exactly-once check see both or neither.
 Counts come from the snapshot summaries: every updated row adds one position delete and one record
@@ -88,6 +93,29 @@ def update_statement(
     )
 
 
+def upsert_statement(
+    table_sql: str,
+    view: str,
+    columns: list[str],
+    *,
+    keys: tuple[str, ...],
+    batch_columns: set[str],
+    spec: WriteSpec,
+    key_range: str | None = None,
+) -> str | None:
+    """One ``MERGE INTO`` that updates rows whose compared columns differ and inserts the batch rows whose
+    key the target does not hold (a right outer join: the target's rows in ``key_range`` are shuffled).
+    None when no column can change; the caller then inserts on its own."""
+    update = update_statement(
+        table_sql, view, columns, keys=keys, batch_columns=batch_columns, spec=spec, key_range=key_range
+    )
+    if update is None:
+        return None
+    col_list = ", ".join(quote_ident(c) for c in columns)
+    values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
+    return f"{update} WHEN NOT MATCHED THEN INSERT ({col_list}) VALUES ({values})"
+
+
 def insert_statement(
     table_sql: str,
     main_sql: str,
@@ -131,14 +159,29 @@ def single_scan_merge(
     batch_columns: set[str],
     batch_keys: BatchKeys,
 ) -> SingleScanResult:
-    """Update and insert on a run-private branch, then publish both with one fast-forward of ``main``.
-    Both target scans are restricted to the batch's key range, and a batch small enough to broadcast
-    gets its keys broadcast (see :func:`insert_statement`)."""
+    """Update and insert on a run-private branch, then publish with one fast-forward of ``main``: one
+    ``MERGE`` when the target's rows in the batch's key range are estimated small, else two statements
+    (see the module docstring). Every target scan is restricted to the batch's key range, and a batch small
+    enough to broadcast gets its keys broadcast (see :func:`insert_statement`)."""
     broadcast = batch_keys.rows <= spec.broadcast_keys_max_rows
+    in_range = table.estimated_scan_bytes(batch_keys.predicate())
+    one_statement = in_range <= spec.one_statement_merge_max_bytes
     view = f"_ll_batch_{uuid.uuid4().hex[:12]}"
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
 
     def statements(branch_sql: str) -> list[str | None]:
+        if one_statement:
+            upsert = upsert_statement(
+                branch_sql,
+                view,
+                columns,
+                keys=spec.primary_key,
+                batch_columns=batch_columns,
+                spec=spec,
+                key_range=batch_keys.predicate("t"),
+            )
+            if upsert is not None:
+                return [upsert]
         return [
             update_statement(
                 branch_sql,

@@ -114,6 +114,11 @@ class WriteSpec:
     as_of: datetime = field(default_factory=lambda: datetime.now(UTC))
     reprocess_date_column: str | None = None
     broadcast_keys_max_rows: int = 2_000_000  # batches up to this size probe the target with a broadcast
+    # An Iceberg merge whose target rows in the batch's key range are estimated at most this many bytes
+    # (Spark's estimate after file pruning) runs as one MERGE with a NOT MATCHED clause: one target scan,
+    # both sides shuffled. Above it, update and insert run as two statements that broadcast the batch: no
+    # shuffle of the target, but a second (key-only) scan of it. Docs: decisions.md "Session 16".
+    one_statement_merge_max_bytes: int = 128 * 1024 * 1024
     # SCD2 keys with one change after their stored history skip the general version computation
     scd2_forward: bool = True
     # Row count of the frame handed to the write, when the caller knows it (a contract run has it from
