@@ -8,6 +8,9 @@ expects). The batch has N/100 rows: half update existing keys (new segment and b
 ``--clustered`` they are the most recent ones: then the merge and SCD2 scans read only the files of that
 key range (tables/key_range.py), as for a batch of recent orders.
 
+The batch is handed to the write as Parquet files (``benchmarks/out/materialize/``), as a contract run hands
+over its staged good rows; append, merge and SCD2 all read the same files.
+
 Timed: one ``lakelogic.tables.spark_write.write_frame`` call per strategy (one Iceberg commit each, stamped
 like a real run, and given what a contract run knows about its good rows: their count and, from the
 implied primary-key ``unique`` rule, that their keys are unique). Each is repeated on a fresh
@@ -23,6 +26,7 @@ import time
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from lakelogic.tables.spec import WriteSpec
 
 NAMESPACE = "bench"
+STAGED = Path(__file__).resolve().parent / "out" / "materialize"
 SEGMENTS = ["consumer", "small_business", "enterprise", "public_sector"]
 BASE_TIME = 1_767_225_600  # 2026-01-01T00:00:00Z
 
@@ -131,6 +136,14 @@ def prepare_sources(
         print(f"setup: initial SCD2 load of {rows:,} rows in {time.perf_counter() - started:.1f}s")
 
 
+def staged_batch(spark: SparkSession, rows: int, *, clustered: bool) -> DataFrame:
+    """The batch as Parquet files, written once per ROWS from the batch table."""
+    path = STAGED / f"batch_{'clustered_' if clustered else ''}{rows}"
+    if not (path / "_SUCCESS").exists():
+        spark.table(batch_name(rows, clustered=clustered)).write.mode("overwrite").parquet(str(path))
+    return spark.read.parquet(str(path))
+
+
 def fresh_copy(spark: SparkSession, source: str, target: str) -> None:
     """A copy with the row-level table properties LakeLogic sets when it creates a table (merge-on-read);
     a plain CTAS would be copy-on-write and make every merge rewrite whole data files."""
@@ -179,7 +192,7 @@ def main() -> None:
     spec_by_strategy = {s: spec for s, spec in specs(as_of).items() if s in chosen}
     prepare_sources(spark, args.rows, spec_by_strategy, clustered=args.clustered)
     base, scd2_base = (table_name(f"{n}_{args.rows}") for n in ("base", "scd2_base"))
-    batch = spark.table(batch_name(args.rows, clustered=args.clustered))
+    batch = staged_batch(spark, args.rows, clustered=args.clustered)
     batch_rows = batch.count()
     spread = "the most recent keys" if args.clustered else "keys spread over the table"
     print(f"table {args.rows:,} rows, batch {batch_rows:,} rows (half updates of {spread}, half inserts)")

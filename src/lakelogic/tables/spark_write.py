@@ -23,6 +23,7 @@ from lakelogic.tables.spark_batch import (
     change_partitions,
     check_keys_present,
     one_row_per_key,
+    rereads_the_same,
     with_soft_delete_columns,
 )
 from lakelogic.tables.spark_evolution import (
@@ -249,11 +250,17 @@ def _keyed_write(
     check_keys_present(frame, keys)
     batch_columns = {c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)}
     frame = with_soft_delete_columns(frame, spec)
-    prepared = _with_unknown_member(adapter, one_row_per_key(frame, keys, spec), spec).persist()
+    deduplicated = one_row_per_key(frame, keys, spec)  # cached by its duplicate check unless a mere scan
+    prepared = _with_unknown_member(adapter, deduplicated, spec)
+    cached = not rereads_the_same(prepared)
+    if cached:
+        prepared = prepared.persist()
     try:
         return _apply_keyed(adapter, prepared, spec, stamp, outcome, batch_columns)
     finally:
-        prepared.unpersist()
+        if cached:
+            prepared.unpersist()
+        deduplicated.unpersist()  # the duplicate check's cache when the unknown member made another
 
 
 def _apply_keyed(
