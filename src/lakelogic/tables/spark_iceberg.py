@@ -21,14 +21,7 @@ from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
-from lakelogic.tables.spark_merge import (
-    OP,
-    bounds_predicate,
-    change_set_insert_sql,
-    change_set_merge_sql,
-    change_set_update_sql,
-    target_columns,
-)
+from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 from lakelogic.tables.target import ResolvedTarget
@@ -244,10 +237,9 @@ class IcebergTable:
     ) -> CommitResult:
         """Updates/deletes by a matched-only MERGE, inserts by a plain INSERT, both on the run's branch and
         published together (spark_iceberg_branch): no outer join between the change set and the target.
-        When the target's rows in the touched key range are estimated small
-        (``WriteSpec.one_statement_merge_max_bytes``), one MERGE with a NOT MATCHED clause does both: it
-        shuffles that range instead of needing the touched rows cached for a broadcast, and runs one
-        statement instead of two."""
+        Unlike the merge fast path, one MERGE with a NOT MATCHED clause is no gain here even over a small
+        key range: the inserts need no target scan, and shuffling the range cost more than the broadcast's
+        cache and the second statement (decisions.md, "Session 16")."""
         if not self.exists():
             written = [F.col(quote_ident(c)) for c in target_columns(changes)]
             inserts = changes.where(F.col(OP) == "insert").select(*written)
@@ -263,14 +255,7 @@ class IcebergTable:
         # drops any hint on the source: only the source's statistics can get it broadcast. A cached and
         # materialized relation reports its real size, so the updated/deleted rows get their own cache
         # instead of being a filter over the whole change set's (which would count the inserts too).
-        one_statement = (
-            touching
-            and inserting
-            and self.estimated_scan_bytes(bounds_predicate(bounds, alias="") if bounds else None)
-            <= spec.one_statement_merge_max_bytes
-        )
-        split = touching and not one_statement
-        touched = changes.where(F.col(OP).isin("update", "delete")).persist() if split else None
+        touched = changes.where(F.col(OP).isin("update", "delete")).persist() if touching else None
 
         def release() -> None:
             """Nothing reads the change set after the statements; see commit_on_branch."""
@@ -279,17 +264,11 @@ class IcebergTable:
             changes.unpersist()
 
         def statements(table_sql: str) -> list[str | None]:
-            if one_statement:
-                return [
-                    change_set_merge_sql(
-                        table_sql, view, columns=columns, match=match, bounds=bounds, ranged=ranged
-                    )
-                ]
             return [
                 change_set_update_sql(
                     table_sql, touched_view, columns=columns, match=match, bounds=bounds, ranged=ranged
                 )
-                if split
+                if touching
                 else None,
                 change_set_insert_sql(table_sql, view, columns=columns) if inserting else None,
             ]
