@@ -84,3 +84,20 @@ def test_a_merge_of_staged_files_writes_what_a_cached_batch_writes(
             assert not any(persisted)
     assert results[0] == results[1]
     assert results[0][0] == sorted([(1, "a"), (2, "B"), (3, "c"), (None, "n"), (None, "m")], key=repr)
+
+
+@pytest.mark.parametrize("source", ["driver", "staged"])
+def test_a_merge_with_the_unknown_member_releases_every_cache_it_made(
+    spark: Any, make_target: Make, tmp_path: Path, source: str
+) -> None:
+    """The duplicate-key check caches the batch it checks; with an unknown member the write then caches the
+    batch plus the member, a different plan. Both are released when the write ends."""
+    member = {"enabled": True, "default_values": {"id": -1, "name": "unknown"}}
+    spec = WriteSpec(strategy="merge", primary_key=("id",), unknown_member=member)
+    target = make_target("iceberg")
+    rows = [(1, "a"), (2, "b")]
+    batch = spark.createDataFrame(rows, SCHEMA) if source == "driver" else _files(spark, tmp_path, rows)
+    cached_before = spark.sparkContext._jsc.getPersistentRDDs().size()
+    write_frame(spark, batch, target, spec, CommitStamp("run", "o"))
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == cached_before
+    assert sorted(r["id"] for r in read_back(spark, target)) == [-1, 1, 2]
