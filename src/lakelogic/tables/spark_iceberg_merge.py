@@ -75,10 +75,13 @@ def update_statement(
     batch_columns: set[str],
     spec: WriteSpec,
     key_range: str | None = None,
+    insert_unmatched: bool = False,
 ) -> str | None:
     """``MERGE INTO`` that updates only rows whose compared columns differ (NULL-safe); None when no
     column can change. Columns the batch did not bring and ``created_columns`` keep the target's value.
-    ``key_range``: a predicate over ``t`` that every matching target row satisfies (key_range.py)."""
+    ``key_range``: a predicate over ``t`` that every matching target row satisfies (key_range.py).
+    ``insert_unmatched``: also insert the batch rows whose key the target does not hold, in the same
+    statement (a right outer join: the target's rows in ``key_range`` are shuffled)."""
     ignored = spec.ignored_in_compare() | set(keys)
     compared = [c for c in columns if c in batch_columns and c not in ignored]
     updated = [c for c in columns if c in batch_columns and c not in keys and c not in spec.created_columns]
@@ -87,33 +90,15 @@ def update_statement(
     differs = " OR ".join(f"NOT (t.{quote_ident(c)} <=> s.{quote_ident(c)})" for c in compared)
     set_clause = ", ".join(f"t.{quote_ident(c)} = s.{quote_ident(c)}" for c in updated)
     on = _keys_on(keys, "t", "s") + (f" AND {key_range}" if key_range else "")
-    return (
+    statement = (
         f"MERGE INTO {table_sql} t USING (SELECT * FROM {view}) s ON {on} "
         f"WHEN MATCHED AND ({differs}) THEN UPDATE SET {set_clause}"
     )
-
-
-def upsert_statement(
-    table_sql: str,
-    view: str,
-    columns: list[str],
-    *,
-    keys: tuple[str, ...],
-    batch_columns: set[str],
-    spec: WriteSpec,
-    key_range: str | None = None,
-) -> str | None:
-    """One ``MERGE INTO`` that updates rows whose compared columns differ and inserts the batch rows whose
-    key the target does not hold (a right outer join: the target's rows in ``key_range`` are shuffled).
-    None when no column can change; the caller then inserts on its own."""
-    update = update_statement(
-        table_sql, view, columns, keys=keys, batch_columns=batch_columns, spec=spec, key_range=key_range
-    )
-    if update is None:
-        return None
-    col_list = ", ".join(quote_ident(c) for c in columns)
-    values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
-    return f"{update} WHEN NOT MATCHED THEN INSERT ({col_list}) VALUES ({values})"
+    if insert_unmatched:
+        col_list = ", ".join(quote_ident(c) for c in columns)
+        values = ", ".join(f"s.{quote_ident(c)}" for c in columns)
+        statement += f" WHEN NOT MATCHED THEN INSERT ({col_list}) VALUES ({values})"
+    return statement
 
 
 def insert_statement(
@@ -170,28 +155,20 @@ def single_scan_merge(
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
 
     def statements(branch_sql: str) -> list[str | None]:
-        if one_statement:
-            upsert = upsert_statement(
-                branch_sql,
-                view,
-                columns,
-                keys=spec.primary_key,
-                batch_columns=batch_columns,
-                spec=spec,
-                key_range=batch_keys.predicate("t"),
-            )
-            if upsert is not None:
-                return [upsert]
+        update = update_statement(
+            branch_sql,
+            view,
+            columns,
+            keys=spec.primary_key,
+            batch_columns=batch_columns,
+            spec=spec,
+            key_range=batch_keys.predicate("t"),
+            insert_unmatched=one_statement,
+        )
+        if one_statement and update is not None:
+            return [update]
         return [
-            update_statement(
-                branch_sql,
-                view,
-                columns,
-                keys=spec.primary_key,
-                batch_columns=batch_columns,
-                spec=spec,
-                key_range=batch_keys.predicate("t"),
-            ),
+            update,
             insert_statement(
                 branch_sql,
                 table.sql_name,
