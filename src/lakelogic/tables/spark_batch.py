@@ -109,12 +109,7 @@ def _without_duplicates(frame: DataFrame, keys: tuple[str, ...], why: str) -> Da
     """``frame`` after checking that no key occurs twice. Cached before the check, so the check fills the
     cache the write then reads instead of computing the batch once more (the caller releases it), unless
     reading it again is a mere scan (:func:`rereads_the_same`)."""
-    if rereads_the_same(frame):
-        samples = duplicate_key_samples(frame, keys)
-        if samples:
-            raise _refuse(keys, samples, why)
-        return frame
-    cached = frame.persist()
+    cached = frame if rereads_the_same(frame) else frame.persist()  # unpersist below: a no-op if not
     try:
         samples = duplicate_key_samples(cached, keys)
     except BaseException:
