@@ -25,6 +25,7 @@ from lakelogic.tables.spark_batch import (
     check_keys_present,
     delete_flag,
     q,
+    rereads_the_same,
     with_soft_delete_columns,
 )
 from lakelogic.tables.spark_merge import CLOSED, OP, ChangeSummary, summarize_changes
@@ -149,7 +150,9 @@ def scd2_write(
     flagged = frame.withColumn(DELETE_FLAG, delete_flag(frame, spec))
     shaped = shape_batch(flagged, scd, types)
     aligned, _ = evolve(adapter, shaped, spec, outcome)
-    aligned = aligned.persist()
+    # a staged batch is re-read, not cached: see spark_batch.rereads_the_same
+    if not rereads_the_same(aligned):
+        aligned = aligned.persist()
     try:
         return _apply_scd2(adapter, aligned, spec, stamp, outcome, scd, batch_columns)
     finally:
