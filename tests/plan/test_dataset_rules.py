@@ -89,6 +89,7 @@ def test_declared_dataset_rules() -> None:
     ("rule", "message"),
     [
         ({"name": "n", "sql": "COUNT(*)"}, "number"),
+        ({"name": "ci", "sql": "COUNT_IF(amount < 0)"}, "number"),
         ({"name": "b", "sql": "COUNT(*) > 0", "must_be_greater_than": 1}, "boolean"),
         ({"name": "c", "sql": "amount > 0"}, "aggregate"),
         ({"name": "p", "sql": "COUNT(* >"}, "parse"),

@@ -110,6 +110,16 @@ def test_not_null_forms() -> None:
     assert rules["status_not_null"].yaml_path == "quality.row_rules[0]"
 
 
+def test_not_null_list_items_take_the_object_forms() -> None:
+    """§10.3: `not_null` is a field, `{field}`, `{fields}` or a list of them."""
+    rules = row_rules(
+        quality={"row_rules": [{"not_null": ["id", {"fields": ["status", "email"], "severity": "warning"}]}]}
+    )
+    assert rules["status_not_null"].severity is Severity.WARNING
+    assert rules["email_not_null"].predicate == "email IS NOT NULL"
+    assert rules["id_not_null"].severity is Severity.ERROR
+
+
 def test_name_on_multi_field_not_null_is_rejected() -> None:
     doc = contract_doc(quality={"row_rules": [{"not_null": ["status", "amount"], "name": "both"}]})
     with pytest.raises((ContractError, PlanError)):

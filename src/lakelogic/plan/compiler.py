@@ -117,7 +117,7 @@ def _compile_parts(
     extracted = io_steps.extraction_outputs(contract)
     pre_created = set(extracted) | {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
     post_only = frozenset(
-        c for t in transforms if t.phase == Phase.POST for c in t.creates if c not in pre_created
+        c for t in transforms if t.phase == Phase.POST for c in t.adds if c not in pre_created
     )
     strategy = str(text(opt(opt(contract, "materialization"), "strategy", ""))) or None
     written = _materialization_columns(contract, strategy, transforms)

@@ -221,7 +221,17 @@ _BOOLEAN_NODES = (
     exp.Boolean,
     exp.RegexpLike,
 )
-_NUMBER_NODES = (exp.Count, exp.Sum, exp.Avg, exp.Binary, exp.Stddev, exp.Variance, exp.Length)
+_NUMBER_NODES = (
+    exp.Count,
+    exp.CountIf,
+    exp.ApproxDistinct,
+    exp.Sum,
+    exp.Avg,
+    exp.Binary,
+    exp.Stddev,
+    exp.Variance,
+    exp.Length,
+)
 
 
 def _declared(item: Any, path: str) -> _Draft:

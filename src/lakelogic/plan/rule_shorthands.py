@@ -99,10 +99,15 @@ def _not_null_drafts(item: Any, body: Any, body_path: str, path: str, ctx: RuleC
         for j, entry in enumerate(as_list(body)):
             if isinstance(entry, str):
                 entries.append((entry, None))
-            elif _is_mapping(entry) and opt(entry, "field") is not None:
-                entries.append((str(opt(entry, "field")), entry))
+            elif _is_mapping(entry) and (opt(entry, "field") is not None or opt(entry, "fields")):
+                # a list item takes the object forms too (§10.3: `{field}` / `{fields}`)
+                named = [opt(entry, "field")] if opt(entry, "field") is not None else []
+                entries.extend((str(col), entry) for col in [*named, *as_list(opt(entry, "fields"))])
             else:
-                raise PlanError("not_null list items are column names", yaml_path=f"{body_path}[{j}]")
+                raise PlanError(
+                    "not_null list items are column names or {field}/{fields} objects",
+                    yaml_path=f"{body_path}[{j}]",
+                )
     if len(entries) > 1 and _option(item, body, "name") is not None:
         raise PlanError(
             "'name' cannot be set on a not_null rule with several fields",

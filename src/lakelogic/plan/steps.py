@@ -206,6 +206,13 @@ class Transform(Step):
     creates: tuple[str, ...] = ()  # columns this op writes
     reads: tuple[str, ...] = ()  # columns this op reads (for plan-time checks)
 
+    @property
+    def adds(self) -> tuple[str, ...]:
+        """The columns this op brings into being: those it writes without reading them. A column it also
+        reads existed before, so ``trim``/``lower``/``cast`` and an in-place ``coalesce`` only change it
+        (§7.1 unknown columns, §8 step 5: such a column is still the source's or the model's)."""
+        return tuple(c for c in self.creates if c not in self.reads)
+
 
 @dataclass(frozen=True)
 class EnforceSchema(Step):

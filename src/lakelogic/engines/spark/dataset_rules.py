@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlglot
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import BooleanType, DataType, NullType
 from sqlglot import exp
 
 from lakelogic.errors import PlanError
@@ -141,7 +142,11 @@ def _aggregate(
     """Every aggregate rule in ONE aggregation."""
     exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
     checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
-    row = good.selectExpr(*exprs).selectExpr("*", *checks).first()
+    # §10.5 names the good frame `source`, so `source.amount` works in a bare expression too
+    observed = good.alias("source").selectExpr(*exprs)
+    for i, rule in aggregates:
+        _require_verdict(rule, observed.schema[f"__ll_d{i}"].dataType)
+    row = observed.selectExpr("*", *checks).first()
     assert row is not None  # an aggregation without GROUP BY always yields one row
     out: dict[int, DatasetRuleResult] = {}
     for i, rule in aggregates:
@@ -164,6 +169,7 @@ def _query_rule(
     for name, frame in views.items():
         frame.createOrReplaceTempView(names[name])
     try:
+        _require_verdict(rule, spark.sql(f"SELECT * FROM ({bound}) AS q(observed)").schema[0].dataType)
         rows = spark.sql(f"SELECT ({check}) AS passed, observed FROM ({bound}) AS q(observed) LIMIT 2").take(
             2
         )
@@ -180,6 +186,18 @@ def _query_rule(
         return _result(rule, False, None)
     row = rows[0]
     return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
+
+
+def _require_verdict(rule: DatasetRule, observed: DataType) -> None:
+    """A rule without bounds must yield a boolean (§10.5). The plan rejects the numbers it can tell from
+    the SQL's shape (COUNT, SUM, arithmetic...); what only the data types tell (``max(amount)``) is
+    rejected here, before the aggregation runs, with the plan's message instead of an analysis error."""
+    if rule.expected is True and not isinstance(observed, BooleanType | NullType):
+        raise PlanError(
+            f"dataset rule {rule.name!r}: the SQL yields {observed.simpleString()}, not a boolean; say what "
+            "is acceptable with must_be_between, must_be_greater_than or must_be_less_than",
+            yaml_path=rule.yaml_path,
+        )
 
 
 def failed_error_rules(results: Sequence[DatasetRuleResult]) -> list[DatasetRuleResult]:

@@ -228,7 +228,7 @@ class PlanExecutor:
         if enforce_step is None:
             raise PlanError("plan has no schema enforcement step")
         self._defer_rules(frame.columns)
-        created = {c for t in transforms if t.phase == Phase.PRE for c in t.creates}
+        created = {c for t in transforms if t.phase == Phase.PRE for c in t.adds}
         with self.clock.stage("schema"):
             enforced = schema.enforce_schema(frame, enforce_step, created_by_ops=created, formats=formats)
         ev.drift = enforced.drift
@@ -398,8 +398,15 @@ class PlanExecutor:
         outcome = schema.strict_cast_columns(
             frame, requests, phase=step.phase, formats=formats, tag=f"op{step.index}"
         )
-        checks.extend(outcome.checks)
-        return outcome.frame
+        # §9.1: later ops read the cast's output and may overwrite, rename or drop the column; its failure
+        # is decided now, into a hidden flag that later ops carry like the raw values (§5.3: a failed cast
+        # is quarantined, never lost to a coalesce or a default)
+        flags = [f"{HIDDEN_PREFIX}castfail_op{step.index}_{k}" for k in range(len(outcome.checks))]
+        pinned = outcome.frame.select(
+            "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(outcome.checks, flags, strict=True)]
+        )
+        checks.extend(replace(c, fail_sql=flag) for c, flag in zip(outcome.checks, flags, strict=True))
+        return pinned
 
     def _post_phase(
         self, good: DataFrame, transforms: list[Transform], formats: CastFormats, split: Split, ev: Evaluation
