@@ -316,27 +316,3 @@ def test_scd2_late_row_keeps_the_gap_of_a_deleted_key_that_came_back(spark: Any,
         ("free", "2024-05-01", before[1][3], True),  # the return is still its own version
     ]
     assert [row[0] for row in after] == [1, 2, 3]
-
-
-def test_stored_versions_cache_fill_reports_its_failure(spark: Any) -> None:
-    from lakelogic.tables.spark_scd2 import CacheFill
-
-    context = spark.sparkContext
-    context.setJobGroup("lakelogic-test-cache-fill", "a contract's jobs")
-    try:
-        good = spark.range(3).persist()
-        fill = CacheFill(good)
-        fill.wait()
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)
-        context.setLocalProperty("spark.job.description", None)
-    # the fill ran in the caller's job group (the driver cancels and schedules a contract's jobs by it)
-    assert context.statusTracker().getJobIdsForGroup("lakelogic-test-cache-fill")
-    good.unpersist()
-
-    broken = spark.range(3).selectExpr("assert_true(id < 0) AS boom").persist()
-    failing = CacheFill(broken)
-    with pytest.raises(Exception, match=r"is not true"):
-        failing.wait()
-    failing.settle()  # already reported by wait(): settling must not raise again
-    broken.unpersist()

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loguru import logger
-from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -187,58 +185,19 @@ def _apply_scd2(
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
         ]
-        # the affected keys' stored versions feed both the version computation and the diff: scan once
+        # The affected keys' stored versions, not cached: the change set reads them in one job, where
+        # the per-key summary and the current versions share one scan (Spark reuses the exchange), and
+        # building a cache of them cost more than that scan (10M rows, clustered batch: about 1 JVM CPU-s
+        # of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the general
+        # computation read them again.
         stored = (
             target.join(batch_keys_frame, on=keys, how="left_semi")
             .select(*stored_cols)
             .repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
-            .persist()
         )
-    # Filled before any plan that reads it runs: a cache that is not yet filled reports no partitioning,
-    # and every per-key aggregation and join over it would shuffle it again. It fills (the target scan)
-    # on another thread while this one builds those plans, which takes a while of its own.
-    filling = CacheFill(stored) if stored is not None else None
-    try:
-        return _diff_and_commit(
-            adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions, filling
-        )
-    finally:
-        if filling is not None:
-            filling.settle()
-        if stored is not None:
-            stored.unpersist()
-
-
-class CacheFill:
-    """Materializes a persisted frame on a background thread. PySpark runs actions from several threads;
-    an ``InheritableThread`` carries the caller's job group and scheduler pool (the driver sets them per
-    contract), so the fill is cancelled and scheduled with the rest of the contract's jobs."""
-
-    def __init__(self, frame: DataFrame) -> None:
-        self._error: BaseException | None = None
-        self._reported = False
-
-        def fill() -> None:
-            try:
-                frame.count()
-            except Exception as exc:  # noqa: BLE001 - handed to the waiting thread in wait()/settle()
-                self._error = exc
-
-        self._thread = InheritableThread(target=fill, name="lakelogic-cache-fill", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """Block until the frame is cached; a failure of the fill is raised here."""
-        self._thread.join()
-        if self._error is not None:
-            self._reported = True
-            raise self._error
-
-    def settle(self) -> None:
-        """Let a fill still running finish before its frame is released; report a failure nobody saw."""
-        self._thread.join()
-        if self._error is not None and not self._reported:
-            logger.warning("filling the SCD2 stored-versions cache failed: {}", self._error)
+    return _diff_and_commit(
+        adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions
+    )
 
 
 def _diff_and_commit(
@@ -252,7 +211,6 @@ def _diff_and_commit(
     scd: Scd2Spec,
     batch_columns: set[str],
     partitions: int,
-    filling: CacheFill | None = None,
 ) -> CommitResult | None:
     keys = list(scd.business_key)
     match = [*keys, scd.effective_from]
@@ -276,9 +234,10 @@ def _diff_and_commit(
         changes = general(aligned, stored)
         if member is not None:
             changes = changes.unionByName(member)
-    if filling is not None:
-        filling.wait()
-    cached = [changes.persist()]
+    # at most `partitions` partitions, even where the plan lost the stored versions' key partitioning (an
+    # empty stored scan is folded away, and the joins then shuffle to the session default; a cached plan
+    # keeps its partitions, so every tiny one became a file of its own): a narrow merge, no shuffle
+    cached = [changes.coalesce(partitions).persist()]
     try:
         summary = summarize_changes(cached[-1], tuple(keys), closed_column=CLOSED)
         if summary.counts.get(OTHER):
@@ -289,7 +248,7 @@ def _diff_and_commit(
             cached.append(forward.unionByName(general(other, versions_of)).persist())
             summary = summarize_changes(cached[-1], tuple(keys), closed_column=CLOSED)
             cached[0].unpersist()
-        return _commit(adapter, cached[-1], summary, stored, spec, stamp, outcome, match)
+        return _commit(adapter, cached[-1], summary, spec, stamp, outcome, match)
     finally:
         for frame in cached:
             frame.unpersist()
@@ -299,7 +258,6 @@ def _commit(
     adapter: TableAdapter,
     changes: DataFrame,
     summary: ChangeSummary,
-    stored: DataFrame | None,
     spec: WriteSpec,
     stamp: CommitStamp,
     outcome: Any,
@@ -313,10 +271,6 @@ def _commit(
     outcome.versions_closed = summary.closed
     if not counts and adapter.exists():
         return None
-    # the change set is cached now; a cache over the target would only be planned again by every commit's
-    # cache refresh (spark_iceberg_branch.commit_on_branch)
-    if stored is not None:
-        stored.unpersist()
     touching = counts.get("update", 0) + counts.get("delete", 0)
     bounds = {} if touching == 0 else (summary.bounds or None)
     # the cached frame itself (adapters skip its internal columns), so it is released before the publish
