@@ -110,3 +110,17 @@ def test_a_dataset_rule_yielding_a_number_without_bounds_is_a_plan_error(spark: 
     assert result.report.error is not None and result.report.error.type == "plan"
     assert "quality.dataset_rules[0]" in result.report.error.message
     assert "yields int, not a boolean" in result.report.error.message
+
+
+def test_unpivot_counts_rows_without_values_as_filtered_and_extra_rows_as_expanded(spark: Any) -> None:
+    """§9.1/§12: removed rows count as `filtered`, added rows as `expanded`, per row, not the net change
+    (rows yielding 2, 0 and 1 rows: one filtered, one expanded; the net change alone would be zero)."""
+    doc = contract(
+        [ID, {"name": "key", "type": "string"}, {"name": "value", "type": "integer"}],
+        transformations=[{"unpivot": {"id_vars": ["id"], "value_vars": ["a", "b"]}, "phase": "pre"}],
+    )
+    rows = [{"id": "x", "a": 1, "b": 2}, {"id": "y", "a": None, "b": None}, {"id": "z", "a": 3, "b": None}]
+    result = run(spark, doc, rows, "id string, a int, b int")
+    counts = result.report.counts
+    assert (counts.source, counts.good, counts.filtered, counts.expanded) == (3, 3, 1, 1)
+    assert rows_of(result.good, "id", "key", "value") == [("x", "a", 1), ("x", "b", 2), ("z", "a", 3)]

@@ -21,7 +21,14 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.context import SparkRunContext
-from lakelogic.engines.spark.ops_frame import col, field_type, op_error, require_columns, with_default
+from lakelogic.engines.spark.ops_frame import (
+    NO_OUTPUT_ROW,
+    col,
+    field_type,
+    op_error,
+    require_columns,
+    with_default,
+)
 from lakelogic.plan.ops_common import value_text
 from lakelogic.plan.ops_reshape import pivot_column_name
 from lakelogic.plan.steps import Transform
@@ -163,13 +170,20 @@ def apply_unpivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Da
         )
         for c in value_vars
     ]
+    if not p.get("include_nulls", False):
+        pairs = [F.when(col(c).isNotNull(), pair) for c, pair in zip(value_vars, pairs, strict=True)]
+    entries = F.array_compact(F.array(*pairs))  # the NULL values dropped (§9.2) before the rows are made
     entry = "__ll_unpivot_entry"
-    exploded = frame.select(*(col(c) for c in id_vars), F.explode(F.array(*pairs)).alias(entry))
-    result = exploded.select(
+    # A row all of whose values are NULL yields no row: it is kept once, marked NO_OUTPUT_ROW, so it
+    # counts as filtered and the other rows' extra rows as expanded (§9.1, §12), not only the net change.
+    exploded = frame.select(
+        *(col(c) for c in id_vars),
+        F.explode_outer(entries).alias(entry),
+        (F.size(entries) == 0).alias(NO_OUTPUT_ROW),
+    )
+    return exploded.select(
         *(col(c) for c in id_vars),
         F.col(entry).getField(key_field).alias(key_field),
         F.col(entry).getField(value_field).alias(value_field),
+        F.col(NO_OUTPUT_ROW),
     )
-    if not p.get("include_nulls", False):
-        result = result.where(col(value_field).isNotNull())
-    return result
