@@ -80,6 +80,23 @@ def test_lookup_duplicates_defaults_and_key_types(spark: Any) -> None:
         )
 
 
+def test_keys_of_different_types_compare_as_their_5_3_text(spark: Any) -> None:
+    """§9.2: differing key types compare as text, and §5.3 writes a timestamp as ISO 8601 (as
+    ``map_values`` compares it): a timestamp key matches ``2024-01-15T10:00:00Z``, not only Spark's
+    ``2024-01-15 10:00:00``."""
+    slots = spark.createDataFrame(
+        [("2024-01-15T10:00:00Z", "morning"), ("2024-01-15 12:00:00", "spark-text")],
+        "ts string, label string",
+    )
+    ctx = make_ctx(spark, slots=slots)
+    df = spark.createDataFrame([(1, "2024-01-15 10:00:00"), (2, "2024-01-15 12:00:00")], "id int, at string")
+    df = df.selectExpr("id", "CAST(at AS TIMESTAMP) AS at")
+    lookup = {"field": "label", "reference": "slots", "on": "at", "key": "ts", "value": "label"}
+    assert [r["label"] for r in rows(run(df, ctx, {"lookup": lookup}), "id")] == ["morning", None]
+    join = {"reference": "slots", "on": "at", "key": "ts", "fields": ["label"]}
+    assert [r["label"] for r in rows(run(df, ctx, {"join": join}), "id")] == ["morning", None]
+
+
 def test_join_types_prefix_defaults(spark: Any) -> None:
     seg = spark.createDataFrame(
         [(10, "vip", "EU"), (20, "std", None), (20, "std2", "US"), (30, "new", "APAC")],

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StringType
 
+from lakelogic.engines.spark.casting import strict_cast_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     NO_OUTPUT_ROW,
@@ -23,7 +25,9 @@ from lakelogic.engines.spark.ops_frame import (
     with_default,
 )
 from lakelogic.engines.spark.ops_warnings import observe_for_warning
+from lakelogic.plan.ops_common import quote
 from lakelogic.plan.steps import Transform
+from lakelogic.types import parse_type
 
 
 def _link(step: Transform, ctx: SparkRunContext) -> DataFrame:
@@ -48,10 +52,18 @@ def _require_link_columns(step: Transform, ref: DataFrame, names: list[str], key
 def _join_keys(step: Transform, frame: DataFrame, ref: DataFrame) -> tuple[Column, Column]:
     """(frame key, reference key); keys of different types are compared as text."""
     on, key = step.params["on"], step.params["key"]
-    frame_key, ref_key = col(on), col(key)
-    if field_type(frame, on).simpleString() != field_type(ref, key).simpleString():
-        frame_key, ref_key = frame_key.cast("string"), ref_key.cast("string")
-    return frame_key, ref_key
+    frame_type, ref_type = field_type(frame, on), field_type(ref, key)
+    if frame_type.simpleString() == ref_type.simpleString():
+        return col(on), col(key)
+    return _as_text(on, frame_type), _as_text(key, ref_type)
+
+
+def _as_text(name: str, data_type: DataType) -> Column:
+    """The column's text as §5.3 writes it (as ``map_values`` compares): a timestamp key is
+    ``2024-01-15T10:00:00Z``, not Spark's ``2024-01-15 10:00:00``."""
+    if isinstance(data_type, StringType):
+        return col(name)
+    return F.expr(strict_cast_sql(quote(name), data_type, parse_type("string")))
 
 
 def _without(frame: DataFrame, hidden: list[str]) -> DataFrame:
