@@ -84,6 +84,11 @@ TEXT_CASES: list[tuple[str, str | None, Any]] = [
     ("date", "20240105", dt.date(2024, 1, 5)),
     ("date", "2024-02-30", FAIL),
     ("date", "05/01/2024", FAIL),
+    # a timestamp as ISO 8601 text gives its UTC date (§5.3 "timestamps (UTC date)")
+    ("date", "2024-01-15T10:00:00Z", dt.date(2024, 1, 15)),
+    ("date", "2024-01-15T23:30:00-05:00", dt.date(2024, 1, 16)),
+    ("date", "2024-01-15 10:00", dt.date(2024, 1, 15)),
+    ("date", "2024-01-15T25:00:00Z", FAIL),
     ("timestamp", "2024-01-01T10:00:00Z", dt.datetime(2024, 1, 1, 10, 0)),
     ("timestamp", "2024-01-01 10:00:00.5+01:00", dt.datetime(2024, 1, 1, 9, 0, 0, 500000)),
     ("timestamp", "garbage", FAIL),
@@ -177,11 +182,21 @@ def test_numeric_sources_reject_fractions_and_overflow(spark: Any) -> None:
         assert failed == (expected is FAIL), (target, raw, value)
         if expected is not FAIL:
             assert value == expected
-    longs = [("int", 2**40, FAIL), ("int", 12, 12), ("string", 12, "12")]
+    # YYYYMMDD read from JSON as a number is a date, as date_diff reads it; other numbers are not
+    longs = [
+        ("int", 2**40, FAIL),
+        ("int", 12, 12),
+        ("string", 12, "12"),
+        ("date", 20240115, dt.date(2024, 1, 15)),
+        ("date", 20240230, FAIL),
+        ("date", 12, FAIL),
+    ]
     for (target, raw, expected), (value, failed) in zip(
         longs, _evaluate(spark, longs, LongType()), strict=True
     ):
         assert failed == (expected is FAIL), (target, raw, value)
+        if expected is not FAIL:
+            assert value == expected, (target, raw, value)
 
 
 def test_failure_message_shows_raw_value_as_json(spark: Any) -> None:

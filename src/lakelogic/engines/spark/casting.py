@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     DoubleType,
     FloatType,
     IntegerType,
+    IntegralType,
     LongType,
     MapType,
     NullType,
@@ -377,11 +378,22 @@ def _guarded_date(t: str, shape: str, pattern: str) -> str:
     )
 
 
+def _utc_date(instant: str) -> str:
+    """The UTC calendar date of a TIMESTAMP (§5.3 "timestamps (UTC date)"), whatever the session zone:
+    ``to_utc_timestamp`` moves the instant so the session zone shows its UTC wall clock."""
+    return f"CAST(to_utc_timestamp({instant}, current_timezone()) AS DATE)"
+
+
 def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
     if isinstance(source, DateType):
         return x
-    if isinstance(source, TimestampType | TimestampNTZType):
+    if isinstance(source, TimestampType):
+        return _utc_date(x)
+    if isinstance(source, TimestampNTZType):
         return f"CAST({x} AS DATE)"
+    if isinstance(source, IntegralType):
+        # YYYYMMDD read from JSON as a number (20240115), as date_diff reads it; other numbers fail
+        return _guarded_date(f"CAST({x} AS STRING)", _BASIC_DATE, "yyyyMMdd")
     if not isinstance(source, StringType):
         return "CAST(NULL AS DATE)"
     t = trim_sql(x)
@@ -392,6 +404,9 @@ def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
     options += [
         f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS DATE)" for f in formats.date_formats
     ]
+    # a timestamp in ISO 8601 text (JSON has no other way to carry one): its UTC date
+    stamp = _to_timestamp(x, source, CastFormats(), ntz=False)
+    options.append(f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN {_utc_date(stamp)} END")
     return f"coalesce({', '.join(options)})"
 
 
