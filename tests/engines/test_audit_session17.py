@@ -124,3 +124,29 @@ def test_unpivot_counts_rows_without_values_as_filtered_and_extra_rows_as_expand
     counts = result.report.counts
     assert (counts.source, counts.good, counts.filtered, counts.expanded) == (3, 3, 1, 1)
     assert rows_of(result.good, "id", "key", "value") == [("x", "a", 1), ("x", "b", 2), ("z", "a", 3)]
+
+
+def test_a_masked_fields_cast_failure_shows_its_raw_value_masked_as_json(spark: Any) -> None:
+    """§5.3: the message quotes the raw value masked as the field's strategy masks it (§5.4), as JSON."""
+    import hashlib
+    import os
+
+    salt = os.environ.get("LAKELOGIC_PII_SALT", "")
+    fields = [ID] + [
+        {"name": name, "type": "integer", "masking": strategy}
+        for name, strategy in (("r", "redact"), ("n", "nullify"), ("p", "partial"), ("h", "hash"))
+    ]
+    result = run(
+        spark, contract(fields), [{"id": "a", "r": "12-34", "n": "12-34", "p": "12-34", "h": "12-34"}]
+    )
+    digest = hashlib.sha256((salt + "12-34").encode()).hexdigest()
+    assert rows_of(result.bad, "_lakelogic_errors") == [
+        (
+            [
+                'Rule failed: r_type (cannot cast "***REDACTED***" to integer)',
+                "Rule failed: n_type (cannot cast null to integer)",
+                'Rule failed: p_type (cannot cast "1***4" to integer)',
+                f'Rule failed: h_type (cannot cast "{digest}" to integer)',
+            ],
+        )
+    ]

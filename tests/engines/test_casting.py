@@ -207,9 +207,9 @@ def test_failure_message_shows_raw_value_as_json(spark: Any) -> None:
         "VALUES ('1,5\"') AS t(x)"
     ).first()["m"]
     assert msg == 'Rule failed: amount_type (cannot cast "1,5\\"" to double)'
-    masked_sql = cast_failure_message_sql("ssn", "x", parse_type("int"), masked=True)
-    masked = spark.sql(f"SELECT {masked_sql} AS m FROM VALUES ('12a') t(x)").first()["m"]
-    assert masked == "Rule failed: ssn_type (cannot cast *** to integer)"
+    shown_sql = cast_failure_message_sql("ssn", "x", parse_type("int"), shown="'\"***\"'")
+    shown = spark.sql(f"SELECT {shown_sql} AS m FROM VALUES ('12a') t(x)").first()["m"]
+    assert shown == 'Rule failed: ssn_type (cannot cast "***" to integer)'
 
 
 TRICKY_TEXTS = [

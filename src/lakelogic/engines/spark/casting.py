@@ -180,10 +180,11 @@ def raw_json_sql(raw: str, source: DataType | None = None) -> str:
 
 
 def cast_failure_message_sql(
-    field: str, raw: str, target: LogicalType, *, masked: bool = False, source: DataType | None = None
+    field: str, raw: str, target: LogicalType, *, shown: str | None = None, source: DataType | None = None
 ) -> str:
-    """``Rule failed: <field>_type (cannot cast <raw as JSON> to <type>)`` as a SQL string expression."""
-    shown = "'***'" if masked else raw_json_sql(raw, source)
+    """``Rule failed: <field>_type (cannot cast <raw as JSON> to <type>)`` as a SQL string expression;
+    ``shown`` replaces the raw value's JSON (a masked field's, see masking.masked_raw_json_sql)."""
+    shown = shown if shown is not None else raw_json_sql(raw, source)
     head = message_literal(f"Rule failed: {sanitize_name(field + '_type')} (cannot cast ")
     return f"concat({head}, {shown}, {message_literal(f' to {target})')})"
 

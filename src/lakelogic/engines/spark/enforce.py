@@ -21,6 +21,7 @@ from lakelogic.engines.spark.casting import (
     spark_type_matches,
     strict_cast_sql,
 )
+from lakelogic.engines.spark.masking import masked_raw_json_sql
 from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, message_literal
 from lakelogic.errors import MissingRequiredColumnError
 from lakelogic.plan.naming import sanitize_name
@@ -41,7 +42,7 @@ def is_internal(column: str) -> bool:
 class CastRequest:
     column: str
     type: LogicalType
-    masked: bool = False
+    mask: FieldSpec | None = None  # the masked model field: failure messages show its raw value masked
 
 
 @dataclass
@@ -92,10 +93,19 @@ def strict_cast_columns(
                 origin="schema",
                 sql=f"CAST({quote_ident(col)} AS {req.type.spark_sql()})",
                 fail_sql=fail,
-                message_sql=cast_failure_message_sql(col, raw, req.type, masked=req.masked, source=source),
+                message_sql=cast_failure_message_sql(
+                    col, raw, req.type, shown=_masked_raw(req.mask, raw, source), source=source
+                ),
             )
         )
     return CastOutcome(out, checks)
+
+
+def _masked_raw(mask: FieldSpec | None, raw: str, source: DataType) -> str | None:
+    if mask is None:
+        return None
+    text = raw if isinstance(source, StringType) else strict_cast_sql(raw, source, LogicalType("string"))
+    return masked_raw_json_sql(mask, text)
 
 
 def hidden_columns(frame: DataFrame) -> list[str]:
@@ -164,7 +174,7 @@ def enforce_schema(
     )
     requests = [
         CastRequest(
-            f.name, LogicalType("string") if step.cast_to_string else f.type, masked=f.masking is not None
+            f.name, LogicalType("string") if step.cast_to_string else f.type, mask=f if f.masking else None
         )
         for f in step.fields
         if f.name in present
@@ -223,7 +233,7 @@ def recast_requests(frame: DataFrame, fields: Sequence[FieldSpec]) -> list[CastR
     """Step 10: model columns whose current type is not the model type (an op changed it)."""
     schema = {f.name: f.dataType for f in frame.schema.fields}
     return [
-        CastRequest(f.name, f.type, masked=f.masking is not None)
+        CastRequest(f.name, f.type, mask=f if f.masking else None)
         for f in fields
         if f.name in schema and not spark_type_matches(schema[f.name], f.type)
     ]

@@ -393,8 +393,8 @@ class PlanExecutor:
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise PlanError(f"cast names missing column(s) {', '.join(missing)}", yaml_path=step.yaml_path)
-        masked = {f.name for f in self.plan.fields if f.masking}
-        requests = [schema.CastRequest(c, schema.logical(t), masked=c in masked) for c, t in columns.items()]
+        masked = {f.name: f for f in self.plan.fields if f.masking}
+        requests = [schema.CastRequest(c, schema.logical(t), mask=masked.get(c)) for c, t in columns.items()]
         outcome = schema.strict_cast_columns(
             frame, requests, phase=step.phase, formats=formats, tag=f"op{step.index}"
         )

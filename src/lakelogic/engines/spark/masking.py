@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.pii import pii_key
+from lakelogic.engines.spark.casting import json_string_sql
 from lakelogic.errors import ContractError, EngineError
 from lakelogic.plan.sqlutil import quote_ident, sql_string
 from lakelogic.plan.steps import FieldSpec
@@ -61,6 +62,23 @@ def masking_sql(spec: FieldSpec, *, warnings: list[str]) -> str:
     if strategy == "partial":
         return partial_sql(text, spec.masking_format)
     return _encrypt_sql(text, spec)
+
+
+def masked_raw_json_sql(spec: FieldSpec, text: str) -> str:
+    """How a cast-failure message shows a masked field's raw value (§5.3, "raw value masked"): ``text`` (the
+    raw value as a STRING expression) masked by the field's strategy, as JSON. Encryption shows the redacted
+    text: its ciphertext differs on every run and would tell the reader nothing."""
+    strategy = (spec.masking or "").lower()
+    if strategy in ("nullify", "null"):
+        return "'null'"
+    if strategy == "hash":
+        # the unset-salt warning is the masking step's to give, once per run (step 12)
+        masked = hash_sql(text, warnings=[])
+    elif strategy == "partial":
+        masked = partial_sql(text, spec.masking_format)
+    else:
+        masked = sql_string(REDACTED)
+    return f"coalesce({json_string_sql(masked)}, 'null')"
 
 
 def pii_salt(*, warnings: list[str]) -> str:
