@@ -150,3 +150,15 @@ def test_a_masked_fields_cast_failure_shows_its_raw_value_masked_as_json(spark: 
             ],
         )
     ]
+
+
+def test_a_text_default_of_a_non_text_column_makes_text_not_a_crash(spark: Any) -> None:
+    """§9.2 `coalesce`: `COALESCE(field, default)`; a boolean and a text default have no common type in
+    Spark, so the result is text (the boolean written as §5.3 writes it), not an analysis error."""
+    doc = contract(
+        [ID, {"name": "state", "type": "string"}],
+        transformations=[{"coalesce": {"field": "active", "default": "unknown", "output": "state"}}],
+    )
+    result = run(spark, doc, [{"id": "a", "active": True}, {"id": "b", "active": None}])
+    assert result.report.error is None
+    assert rows_of(result.good, "id", "state") == [("a", "true"), ("b", "unknown")]

@@ -9,7 +9,7 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType, TimestampType
 
 from lakelogic.errors import PlanError
 from lakelogic.plan.ops_common import quote, value_text
@@ -110,4 +110,16 @@ def with_default(value: Column, data_type: DataType, default: Any) -> Column:
     strict cast then reads it like any other value of the column."""
     if isinstance(data_type, StringType) and not isinstance(default, str):
         return F.coalesce(value, F.lit(value_text(default)))
+    if isinstance(default, str) and not isinstance(data_type, StringType):
+        # text default of a non-text column (`unknown` for a boolean): the result is text, the values
+        # written as §5.3 writes them; step 10 casts a model column back (a failure is `<f>_type`)
+        return F.coalesce(_as_text(value, data_type), F.lit(default))
     return F.coalesce(value, F.lit(default))
+
+
+def _as_text(value: Column, data_type: DataType) -> Column:
+    if isinstance(data_type, TimestampType):  # ISO 8601 in UTC, as casting._to_string writes it
+        return F.concat(F.regexp_replace(value.cast("string"), " ", "T"), F.lit("Z"))
+    if isinstance(data_type, ArrayType | MapType | StructType):
+        return F.to_json(value)
+    return value.cast("string")
