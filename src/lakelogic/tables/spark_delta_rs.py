@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -156,7 +158,10 @@ class DeltaRsTable(FileTableBase):
                 AddAction(f.relative, f.size, partition_values(f.relative), f.modification_time, True, stats)
             )
         now = int(time.time() * 1000)
-        removes = [RemoveAction(d.relative, True, now, d.size, d.partition_values) for d in removed]
+        # the log keeps paths URL-encoded and delta-rs encodes what it is given: a removed file is named by
+        # its path as on disk (as its add was), or a partition value with a space or ':' was encoded twice
+        # and the remove matched no file (a partitioned overwrite then doubled the partition)
+        removes = [RemoveAction(unquote(d.relative), True, now, d.size, d.partition_values) for d in removed]
         arrow_schema = to_arrow_schema(schema)
         partition_by = [c for c in spec.partition_by if c in schema.fieldNames()] or None
         properties = CommitProperties(custom_metadata=stamp.properties())
@@ -195,8 +200,16 @@ class DeltaRsTable(FileTableBase):
 
 
 def _text(value: Any) -> str | None:
+    """A partition value as the text Spark writes in a ``k=v`` folder (what staged files are matched by):
+    delta-rs hands timestamps back as aware datetimes, whose ``str`` (``2024-01-01 10:00:00+00:00``) never
+    equals Spark's ``2024-01-01 10:00:00``, so a partitioned overwrite replaced nothing."""
     if value is None:
         return None
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return f"{text}.{value.microsecond:06d}".rstrip("0") if value.microsecond else text
     return str(value)
