@@ -312,6 +312,35 @@ def test_a_window_filters_a_table_source_by_its_watermark(spark: Any, tmp_path: 
 
 
 @pytest.mark.spark
+def test_a_table_source_without_watermark_field_is_windowed_by_the_processed_at_default(
+    spark: Any, tmp_path: Path
+) -> None:
+    """§3.4: `watermark_field` defaults to `_lakelogic_processed_at`. On a table source (nothing to select by
+    file arrival) the rows are filtered by it: the window's rows only, not a full read every run."""
+    from lakelogic.api import DataProcessor
+
+    name = "default.processed_at_table_source"
+    rows = [(1, "2024-03-01 00:00:00"), (2, "2024-03-02 10:00:00"), (3, "2024-03-04 00:00:00")]
+    frame = spark.createDataFrame(rows, "id int, _lakelogic_processed_at string")
+    frame.selectExpr(
+        "id", "CAST(_lakelogic_processed_at AS TIMESTAMP) AS _lakelogic_processed_at"
+    ).write.mode("overwrite").saveAsTable(name)
+    try:
+        doc = _contract(tmp_path, tmp_path / "unused")
+        doc["source"] = {**doc["source"], "type": "table", "path": name}
+        doc["source"].pop("format")
+        doc["source"].pop("watermark_field", None)
+        doc["model"] = {"fields": [FIELDS[0]]}
+        window = ReadWindow("incremental", datetime(2024, 3, 2, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
+        result = DataProcessor(doc, spark=spark).run(window=window)
+        assert result.report.status == "succeeded", result.report.error
+        assert sorted(r["id"] for r in result.good.collect()) == [2]
+        assert result.report.watermark.current == datetime(2024, 3, 2, 10, tzinfo=UTC)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.spark
 def test_standalone_bounds_of_lookback_and_date_range(spark: Any) -> None:
     """§3.4: lookback = as_of - lookback; date_range = [from_date, to_date + 1 day); lookback widens."""
     from lakelogic.engines.spark.source_bounds import standalone_window

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.source_bounds import PROCESSED_AT
 from lakelogic.errors import PlanError, UnsupportedError
 from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
@@ -167,8 +168,13 @@ def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, e
     if step is None or window is None:
         return SourceOutcome(read.frame, read.info, empty, _location(read), read.selected)
     state: SourceWindowState | None = ctx.source_window_state
-    if state is None:  # remote paths are not listed: only a row window can apply
-        decision = decide([], window, load_mode=step.load_mode, watermark_field=step.watermark_field)
+    if state is None:  # tables and remote paths are not listed: only a row window can apply
+        field = step.watermark_field
+        if field is None and read.frame is not None and PROCESSED_AT in read.frame.columns:
+            # §3.4: `watermark_field` defaults to `_lakelogic_processed_at`; max_target took its lower
+            # bound from that column, so the rows are windowed by it too (files go by arrival instead)
+            field = PROCESSED_AT
+        decision = decide([], window, load_mode=step.load_mode, watermark_field=field)
         if decision.row_window is None and decision.applied:
             decision = WindowDecision([], "remote_files_not_windowed")
         state = ctx.source_window_state = SourceWindowState(window, decision)
