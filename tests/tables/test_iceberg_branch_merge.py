@@ -389,3 +389,38 @@ def test_one_statement_and_two_statements_merge_the_same_table(spark: Any, make_
         tables.append((rows, (out.rows_inserted, out.rows_updated)))
     assert tables[0] == tables[1]
     assert tables[0][1] == (3, 2)
+
+
+def test_an_scd2_version_another_writer_closed_after_this_write_read_is_a_conflict_not_a_second_current(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The change set is computed from the table as first read; another writer then closes key 1's
+    current version and opens its own. Applying the stale change set on main's head would close nothing
+    (its version is already closed) and add a second current version. The branch starts at the snapshot
+    read, so the publish fails as a retryable conflict; the retry computes on the other writer's state."""
+    from lakelogic.errors import CommitConflictError
+    from lakelogic.tables import spark_iceberg
+
+    target = make_target("iceberg")
+    table = quote_table(target.name)
+    spec = WriteSpec(strategy="scd2", primary_key=("id",), scd2=scd2_spec_from({}, keys=("id",)))
+    write_frame(spark, spark.createDataFrame([(1, "a")], SCHEMA), target, spec, CommitStamp("seed", "o"))
+    original = spark_iceberg.commit_on_branch
+
+    def other_writer_then_commit(*args: Any, **kwargs: Any) -> Any:
+        changed = "TIMESTAMP '2000-01-01 00:00:00'"  # before this write's own change time (its as-of)
+        spark.sql(f"INSERT INTO {table} SELECT 1, 'other', {changed}, effective_to, true FROM {table}")
+        spark.sql(f"UPDATE {table} SET is_current = false, effective_to = {changed} WHERE name = 'a'")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(spark_iceberg, "commit_on_branch", other_writer_then_commit)
+    batch = spark.createDataFrame([(1, "mine")], SCHEMA)
+    with pytest.raises(CommitConflictError):
+        write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
+    monkeypatch.undo()
+    current = [(r["id"], r["name"]) for r in spark.sql(f"SELECT * FROM {table} WHERE is_current").collect()]
+    assert current == [(1, "other")]
+    assert _branches(spark, target) == ["main"]
+    write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
+    current = [(r["id"], r["name"]) for r in spark.sql(f"SELECT * FROM {table} WHERE is_current").collect()]
+    assert current == [(1, "mine")]

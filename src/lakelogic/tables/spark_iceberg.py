@@ -49,6 +49,8 @@ class IcebergTable:
         self.target = target
         self.name = target.name
         self.sql_name = quote_table(target.name)
+        # main's snapshot this write reads: pinned by the first read, the base of the write's branch
+        self.read_snapshot: int | None = None
 
     # --- inspection ------------------------------------------------------------------------
 
@@ -62,7 +64,20 @@ class IcebergTable:
             return None
 
     def read(self) -> DataFrame:
-        return self.spark.table(self.sql_name)
+        """The table as this write sees it. The first read pins main's current snapshot; later reads see the
+        same rows, and the write's branch starts there (spark_iceberg_branch), so another writer's commit
+        after that read makes the publish fail as a retryable conflict: changes computed from a state that
+        is gone never land (an SCD2 version closed by the other writer would otherwise get a second current
+        version)."""
+        if self.read_snapshot is None:
+            self.read_snapshot = self._main_snapshot()
+        if self.read_snapshot is None:  # no snapshot yet: nothing to pin
+            return self.spark.table(self.sql_name)
+        return self.spark.sql(f"SELECT * FROM {self.sql_name} VERSION AS OF {self.read_snapshot}")
+
+    def _main_snapshot(self) -> int | None:
+        rows = self.spark.sql(f"SELECT snapshot_id FROM {self.sql_name}.refs WHERE name = 'main'").collect()
+        return int(rows[0]["snapshot_id"]) if rows else None
 
     def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
         """Iceberg skips files by their metrics when the caller's range filter is pushed into the scan."""

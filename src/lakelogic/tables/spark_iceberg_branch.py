@@ -6,9 +6,10 @@ committed to the branch ``lakelogic_<run id>`` and then published with one ``sys
 the statements or none:
 
 * a crash before the fast-forward leaves ``main`` untouched; the re-run drops the stale branch first;
-* a concurrent commit to ``main`` makes the fast-forward fail (main is no longer an ancestor of the
-  branch): nothing is changed and the write fails with ``CommitConflictError`` (tables.conflicts), which
-  the driver retries;
+* a concurrent commit to ``main`` after the write first read the table (the branch starts at that
+  snapshot, ``IcebergTable.read_snapshot``) makes the fast-forward fail (main is no longer an ancestor of
+  the branch): nothing is changed and the write fails with ``CommitConflictError`` (tables.conflicts),
+  which the driver retries;
 * a branch whose commits changed nothing is dropped, not published (no empty snapshot in main's history).
 """
 
@@ -77,7 +78,10 @@ def commit_on_branch(
     spark = table.spark
     branch = branch_name(stamp)
     spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")  # a crashed try
-    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {_quote(branch)}")
+    # from the snapshot the write read, not main's head: a commit by another writer since then makes the
+    # fast-forward fail (main is no ancestor of the branch), as one during the statements does
+    base = f" AS OF VERSION {table.read_snapshot}" if table.read_snapshot is not None else ""
+    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {_quote(branch)}{base}")
     try:
         for statement in statements(f"{table.sql_name}.{_quote('branch_' + branch)}"):
             if statement is not None:
