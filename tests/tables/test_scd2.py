@@ -213,6 +213,34 @@ def test_scd2_cdc_delete_closes_current_version(spark: Any, make_target: Make) -
     assert [r["why"] for r in reopened] == ["initial_load"], "a key back after a delete lists no change"
 
 
+def test_scd2_without_its_own_timestamp_field_orders_cdc_events_by_their_cdc_time(
+    spark: Any, make_target: Make
+) -> None:
+    """§3.5: several CDC events for one key apply in `cdc_timestamp_field` order; §13.6: a delete closes at
+    its CDC time. Without `scd2.timestamp_field` both used the run's as-of, so two events of one key were
+    "the same key and time with different values" (an error) and a delete closed at the run time."""
+    target = make_target("delta")
+    spec = _cdc_spec(change_reason_column="why")
+    assert spec.scd2 is not None
+    spec = replace(spec, scd2=replace(spec.scd2, timestamp_field=None))
+    batch = spark.createDataFrame(
+        [(1, "pro", "U", "2024-02-01"), (1, "free", "I", "2024-01-01"), (2, "free", "I", "2024-01-01")],
+        CDC_SCHEMA,
+    )
+    write_frame(spark, batch, target, spec, CommitStamp("a", "d"))
+    delete = spark.createDataFrame([(2, None, "D", "2024-03-01")], CDC_SCHEMA)
+    write_frame(spark, delete, target, spec, CommitStamp("b", "d"))
+    rows = sorted(
+        (r["id"], r["tier"], str(r["effective_from"])[:10], str(r["effective_to"])[:10], r["is_current"])
+        for r in read_back(spark, target)
+    )
+    assert [r for r in rows if r[0] == 1] == [
+        (1, "free", "1900-01-01", "2024-02-01", False),
+        (1, "pro", "2024-02-01", "9999-12-31", True),
+    ]
+    assert [r for r in rows if r[0] == 2] == [(2, "free", "1900-01-01", "2024-03-01", False)]
+
+
 def test_scd2_defaults_as_of_timestamp_and_uuid_keys_are_stable(spark: Any, make_target: Make) -> None:
     target = make_target("parquet")
     schema = "id int, tier string"
@@ -279,6 +307,7 @@ def test_scd2_unknown_member_inserted_once(spark: Any, make_target: Make) -> Non
         None,
         True,
     )
+    assert members[0]["reason"] == "initial_load"  # §13.3: initial_load, changed columns or delete
     assert len(read_back(spark, target)) == 3
 
 

@@ -8,6 +8,7 @@ identical re-run yields an empty diff.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -112,7 +113,8 @@ def _unknown_member_row(
     if scd.version_column:
         values[scd.version_column] = F.lit(1)
     if scd.change_reason_column:
-        values[scd.change_reason_column] = F.lit("unknown_member")
+        # §13.3 knows three reasons; the placeholder is a first version like any other
+        values[scd.change_reason_column] = F.lit("initial_load")
     for column, value in member.values.items():
         if column in schema.names:
             values[column] = F.lit(value)
@@ -137,6 +139,11 @@ def scd2_write(
     scd = spec.scd2
     if scd is None:
         raise MergeKeyError("strategy scd2 without scd2 settings")
+    if scd.timestamp_field is None and spec.cdc_timestamp_field and spec.cdc_timestamp_field in frame.columns:
+        # §3.5: a CDC batch's events apply in `cdc_timestamp_field` order, and a delete closes at its CDC
+        # time (§13.6): without its own timestamp_field, SCD2 takes the change time from there, not as_of
+        scd = replace(scd, timestamp_field=spec.cdc_timestamp_field)
+        spec = replace(spec, scd2=scd)
     keys = list(scd.business_key)
     check_keys_present(frame, tuple(keys))
     if scd.timestamp_field and scd.timestamp_field not in frame.columns:
