@@ -16,7 +16,8 @@ from lakelogic.errors import PlanError, UnsupportedError
 from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import SOURCE_FILE_COLUMN
-from lakelogic.sources.files import SourceRead, read_files, read_table
+from lakelogic.sources.date_folders import in_date_folders
+from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import WindowDecision, decide
 
@@ -149,12 +150,19 @@ def _read(
 
 
 def _selector(ctx: SparkRunContext, step: ReadSource | None) -> Any:
-    """File selection by the run's window (SEMANTICS §3.4); records the decision on ``ctx``."""
+    """File selection: the date folders of ``source.partition`` (§3.1), then the run's window (§3.4),
+    whose decision is recorded on ``ctx``."""
     window = ctx.source_window
-    if step is None or window is None:
+    partition = step.settings.get("partition") if step is not None else None
+    if step is None or (window is None and not partition):
         return None
+    root = resolve_path(step.path, ctx.contract_dir) if step.path else None
 
     def select(files: list[str]) -> list[str]:
+        if partition and root is not None:
+            files = in_date_folders(files, root, partition, ctx.as_of.date())
+        if window is None:
+            return files
         decision = decide(files, window, load_mode=step.load_mode, watermark_field=step.watermark_field)
         ctx.source_window_state = SourceWindowState(window, decision)
         return decision.files
