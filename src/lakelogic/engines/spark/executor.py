@@ -401,6 +401,8 @@ class PlanExecutor:
         # §9.1: later ops read the cast's output and may overwrite, rename or drop the column; its failure
         # is decided now, into a hidden flag that later ops carry like the raw values (§5.3: a failed cast
         # is quarantined, never lost to a coalesce or a default)
+        if not outcome.checks:
+            return outcome.frame
         flags = [f"{HIDDEN_PREFIX}castfail_op{step.index}_{k}" for k in range(len(outcome.checks))]
         pinned = outcome.frame.select(
             "*", *[F.expr(c.fail_sql).alias(flag) for c, flag in zip(outcome.checks, flags, strict=True)]

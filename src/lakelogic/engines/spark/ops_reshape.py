@@ -163,15 +163,13 @@ def apply_unpivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Da
         raise op_error(step, "no value columns to unpivot", "value_vars")
     types = [field_type(frame, c) for c in value_vars]
     common = _common_type(types)
+    values = [col(c).cast(common) if common else col(c) for c in value_vars]
     pairs = [
-        F.struct(
-            F.lit(aliases.get(c, c)).alias(key_field),
-            (col(c).cast(common) if common else col(c)).alias(value_field),
-        )
-        for c in value_vars
+        F.struct(F.lit(aliases.get(c, c)).alias(key_field), value.alias(value_field))
+        for c, value in zip(value_vars, values, strict=True)
     ]
-    if not p.get("include_nulls", False):
-        pairs = [F.when(col(c).isNotNull(), pair) for c, pair in zip(value_vars, pairs, strict=True)]
+    if not p.get("include_nulls", False):  # the value as output, as the filter on the output column was
+        pairs = [F.when(value.isNotNull(), pair) for value, pair in zip(values, pairs, strict=True)]
     entries = F.array_compact(F.array(*pairs))  # the NULL values dropped (§9.2) before the rows are made
     entry = "__ll_unpivot_entry"
     # A row all of whose values are NULL yields no row: it is kept once, marked NO_OUTPUT_ROW, so it
