@@ -29,6 +29,7 @@ from lakelogic.engines.spark.ops_frame import (
     field_type,
     op_error,
     require_columns,
+    text_of,
     with_columns,
     with_default,
 )
@@ -121,11 +122,7 @@ def apply_map_values(step: Transform, frame: DataFrame, ctx: SparkRunContext) ->
     require_columns(step, frame, [p["field"]], "field")
     data_type = field_type(frame, p["field"])
     # the value's text as §5.3 writes it: a timestamp is 2024-01-05T10:00:00Z, not "2024-01-05 10:00:00"
-    text = (
-        col(p["field"])
-        if isinstance(data_type, StringType)
-        else F.expr(strict_cast_sql(quote(p["field"]), data_type, parse_type("string")))
-    )
+    text = text_of(p["field"], data_type)
     mapping: dict[str, Any] = dict(p["mapping"])
     default = p.get("default")
     as_text = _map_result_is_text([*mapping.values(), default], field_type(frame, p["field"]), default)

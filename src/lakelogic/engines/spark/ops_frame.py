@@ -11,9 +11,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructType, TimestampType
 
+from lakelogic.engines.spark.casting import strict_cast_sql
 from lakelogic.errors import PlanError
 from lakelogic.plan.ops_common import quote, value_text
 from lakelogic.plan.steps import Transform
+from lakelogic.types import parse_type
 
 
 def col(name: str) -> Column:
@@ -123,3 +125,11 @@ def _as_text(value: Column, data_type: DataType) -> Column:
     if isinstance(data_type, ArrayType | MapType | StructType):
         return F.to_json(value)
     return value.cast("string")
+
+
+def text_of(name: str, data_type: DataType) -> Column:
+    """Column ``name`` as §5.3 writes values as text (a timestamp as ``2024-01-15T10:00:00Z``, not Spark's
+    ``2024-01-15 10:00:00``): what ops compare as text (map_values keys, lookup/join keys of two types)."""
+    if isinstance(data_type, StringType):
+        return col(name)
+    return F.expr(strict_cast_sql(quote(name), data_type, parse_type("string")))

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType
 
-from lakelogic.engines.spark.casting import strict_cast_sql
 from lakelogic.engines.spark.context import SparkRunContext
 from lakelogic.engines.spark.ops_frame import (
     NO_OUTPUT_ROW,
@@ -21,13 +19,12 @@ from lakelogic.engines.spark.ops_frame import (
     hidden_name,
     op_error,
     require_columns,
+    text_of,
     with_columns,
     with_default,
 )
 from lakelogic.engines.spark.ops_warnings import observe_for_warning
-from lakelogic.plan.ops_common import quote
 from lakelogic.plan.steps import Transform
-from lakelogic.types import parse_type
 
 
 def _link(step: Transform, ctx: SparkRunContext) -> DataFrame:
@@ -55,15 +52,7 @@ def _join_keys(step: Transform, frame: DataFrame, ref: DataFrame) -> tuple[Colum
     frame_type, ref_type = field_type(frame, on), field_type(ref, key)
     if frame_type.simpleString() == ref_type.simpleString():
         return col(on), col(key)
-    return _as_text(on, frame_type), _as_text(key, ref_type)
-
-
-def _as_text(name: str, data_type: DataType) -> Column:
-    """The column's text as §5.3 writes it (as ``map_values`` compares): a timestamp key is
-    ``2024-01-15T10:00:00Z``, not Spark's ``2024-01-15 10:00:00``."""
-    if isinstance(data_type, StringType):
-        return col(name)
-    return F.expr(strict_cast_sql(quote(name), data_type, parse_type("string")))
+    return text_of(on, frame_type), text_of(key, ref_type)
 
 
 def _without(frame: DataFrame, hidden: list[str]) -> DataFrame:
