@@ -192,11 +192,11 @@ def _apply_scd2(
             (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
             for c in schema.names
         ]
-        # The affected keys' stored versions, not cached: the change set reads them in one job, where
-        # the per-key summary and the current versions share one scan (Spark reuses the exchange), and
-        # building a cache of them cost more than that scan (10M rows, clustered batch: about 1 JVM CPU-s
-        # of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the general
-        # computation read them again.
+        # The affected keys' stored versions, not cached: the change set reads them in its own job (the
+        # per-key summary and the current versions are two scans of the range-pruned target there), and
+        # building a cache of them cost more than those scans (10M rows, clustered batch: about 1 JVM
+        # CPU-s of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the
+        # general computation read them again, at the same snapshot (IcebergTable.read pins it).
         stored = (
             target.join(batch_keys_frame, on=keys, how="left_semi")
             .select(*stored_cols)
