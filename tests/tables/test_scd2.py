@@ -102,6 +102,7 @@ def test_scd2_close_open_late_arrival_and_rerun(spark: Any, make_target: Make, f
     assert _versions(spark, target) == expected
     rerun = write_frame(spark, batch, target, spec, CommitStamp("r4", "dim"))
     assert (rerun.rows_inserted, rerun.rows_updated, rerun.rows_deleted, rerun.snapshot) == (0, 0, 0, None)
+    assert not rerun.committed and not rerun.already_committed
     assert _versions(spark, target) == expected
 
 

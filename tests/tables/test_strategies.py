@@ -109,6 +109,7 @@ def test_merge_updates_inserts_and_identical_rerun_changes_nothing(
 
     again = write_frame(spark, batch, target, spec, _stamp("r2"))
     assert (again.rows_inserted, again.rows_updated, again.snapshot) == (0, 0, None)
+    assert not again.committed, "no commit was made, so none is reported"
     assert len(read_back(spark, target)) == 3
 
 

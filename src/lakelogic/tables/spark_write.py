@@ -386,8 +386,8 @@ def write_frame(
         outcome.snapshot = result.snapshot
         if result.rows_added is not None and spec.strategy in ("append", "overwrite"):
             outcome.rows_inserted = result.rows_added
-    else:
-        outcome.committed = True
+    # else: a merge or SCD2 batch that changes nothing makes no commit, and the report says so
+    # (committed false, no snapshot) rather than claiming one that no table history shows
     return outcome
 
 
