@@ -154,3 +154,42 @@ def test_quarantine_written_after_target_and_resumes_after_a_crash(
         third.report.materialization is not None and third.report.materialization.quarantine_rows_written == 0
     )
     assert len(DeltaTable(sink).to_pyarrow_table().to_pylist()) == 1
+
+
+def test_quarantine_overwrite_mode_holds_only_the_latest_runs_bad_rows(spark: Any, tmp_path: Path) -> None:
+    """`quarantine.write_mode: overwrite` (SEMANTICS §13.5): the table becomes each run's bad rows, so a
+    run with none leaves it empty instead of keeping an earlier run's."""
+    from deltalake import DeltaTable
+
+    from lakelogic.api import DataProcessor
+
+    contract = _contract(tmp_path) | {"quarantine": {"write_mode": "overwrite"}}
+    processor = DataProcessor(contract, spark=spark)
+    sink = str(tmp_path / "gold" / "_quarantine" / "orders")
+    schema = "id int, amount double"
+
+    processor.run(spark.createDataFrame([(1, 5.0), (2, -1.0)], schema), materialize=True, run_id="r1")
+    assert [r["id"] for r in DeltaTable(sink).to_pyarrow_table().to_pylist()] == [2]
+    processor.run(spark.createDataFrame([(3, -3.0)], schema), materialize=True, run_id="r2")
+    assert [r["id"] for r in DeltaTable(sink).to_pyarrow_table().to_pylist()] == [3]
+
+    clean = processor.run(spark.createDataFrame([(4, 4.0)], schema), materialize=True, run_id="r3")
+    info = clean.report.materialization
+    assert info is not None and info.quarantine_rows_written == 0
+    assert DeltaTable(sink).to_pyarrow_table().num_rows == 0, "a clean run empties an overwrite quarantine"
+    assert DeltaTable(sink).history()[0]["lakelogic.run_id"] == "r3"
+
+
+def test_quarantine_append_mode_skips_a_run_without_bad_rows(spark: Any, tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    from lakelogic.api import DataProcessor
+
+    processor = DataProcessor(_contract(tmp_path), spark=spark)
+    sink = str(tmp_path / "gold" / "_quarantine" / "orders")
+    schema = "id int, amount double"
+    processor.run(spark.createDataFrame([(2, -1.0)], schema), materialize=True, run_id="a1")
+    versions = len(DeltaTable(sink).history())
+    processor.run(spark.createDataFrame([(4, 4.0)], schema), materialize=True, run_id="a2")
+    assert [r["id"] for r in DeltaTable(sink).to_pyarrow_table().to_pylist()] == [2]
+    assert len(DeltaTable(sink).history()) == versions, "no empty commit"

@@ -135,7 +135,9 @@ def materialize_run(
     sink = resolved.quarantine
     if sink is not None and _quarantine_enabled(contract, plan):
         info.quarantine_target = sink.name
-        if report.counts.quarantined > 0:
+        # `write_mode: overwrite` makes the table this run's bad rows, so a clean run empties it; appending
+        # nothing would only add an empty commit
+        if report.counts.quarantined > 0 or sink.write_mode == "overwrite":
             began = time.perf_counter()
             q_spec = WriteSpec(strategy=sink.write_mode, evolution="allow", as_of=spec.as_of)
             q_stamp = CommitStamp(
