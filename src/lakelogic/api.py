@@ -132,6 +132,7 @@ class DataProcessor:
         write the run-log row (DRIVER §15.1; default: when materializing; the driver and ``lakelogic
         run`` record their own rows)."""
         from lakelogic.engines.spark.runner import RunRequest, run_contract
+        from lakelogic.engines.spark.utc import utc_session
         from lakelogic.sources.windows import ReadWindow
 
         # ``window``: (start, end), or an object with start/end/label/reason (the driver's Window); the
@@ -157,7 +158,8 @@ class DataProcessor:
 
         recording = materialize if record is None else record
         try:
-            outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
+            with utc_session(self.spark):
+                outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
         except Exception as exc:
             # an unexpected failure still tells the channels subscribed to `failure`, then propagates
             failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
@@ -230,7 +232,10 @@ class DataProcessor:
             reason=reason,
             requested_by=requested_by,
         )
-        return forget_subjects(self.spark, self.contract, request, target=target, env=env)
+        from lakelogic.engines.spark.utc import utc_session
+
+        with utc_session(self.spark):
+            return forget_subjects(self.spark, self.contract, request, target=target, env=env)
 
     def apply_retention(
         self, *, dry_run: bool = False, target: str | None = None, env: str | None = None
@@ -246,9 +251,12 @@ class DataProcessor:
                 "the contract has no compliance.retention",
                 hint="add compliance: {retention: {period: P90D, column: <a date or timestamp column>}}",
             )
-        return apply_retention(
-            self.spark, self.contract, dry_run=dry_run, target=target, env=env, policy=policy
-        )
+        from lakelogic.engines.spark.utc import utc_session
+
+        with utc_session(self.spark):
+            return apply_retention(
+                self.spark, self.contract, dry_run=dry_run, target=target, env=env, policy=policy
+            )
 
 
 def _refuse_unusable_channels(contract: Contract) -> None:

@@ -380,9 +380,12 @@ def _guarded_date(t: str, shape: str, pattern: str) -> str:
 
 
 def _utc_date(instant: str) -> str:
-    """The UTC calendar date of a TIMESTAMP (§5.3 "timestamps (UTC date)"), whatever the session zone:
-    ``to_utc_timestamp`` moves the instant so the session zone shows its UTC wall clock."""
-    return f"CAST(to_utc_timestamp({instant}, current_timezone()) AS DATE)"
+    """The UTC calendar date of a TIMESTAMP (§5.3 "timestamps (UTC date)"). Runs pin the session zone to
+    UTC (:mod:`lakelogic.engines.spark.utc`) and Spark binds the zone into the cast when it analyses the
+    frame, so a plain cast gives the UTC date even when the frame is evaluated after the run. (A shift by
+    ``current_timezone()`` would not: that is folded when the frame executes, in whatever zone the
+    session has then.)"""
+    return f"CAST({instant} AS DATE)"
 
 
 def _to_date(x: str, source: DataType, formats: CastFormats) -> str:

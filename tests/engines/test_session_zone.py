@@ -1,0 +1,107 @@
+"""A run means the same rows whatever time zone the Spark session was given (SEMANTICS §5.3 is in UTC)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from lakelogic.api import DataProcessor
+from lakelogic.engines.spark.utc import ZONE_KEY, utc_session
+
+CONTRACT: dict[str, Any] = {
+    "version": "1.0.0",
+    "info": {"title": "zones"},
+    "model": {
+        "fields": [
+            {"name": "id", "type": "int", "required": True},
+            {"name": "ts", "type": "timestamp"},
+            {"name": "d", "type": "date"},
+        ]
+    },
+    "quality": {"row_rules": [{"name": "ts_after_noon", "sql": "ts >= TIMESTAMP '2024-01-15 12:00:00'"}]},
+}
+ROWS = [
+    (1, "2024-01-15T10:00:00Z", "2024-01-15T23:30:00Z"),
+    (2, "2024-01-15 23:30:00", "2024-01-15T23:30:00+02:00"),  # no offset: a UTC time
+    (3, "2024-01-15T23:30:00+02:00", "20240115"),
+    (4, "not a time", "2024-01-16 01:00:00"),
+]
+
+
+def _outcome(spark: Any, zone: str) -> tuple[Any, ...]:
+    saved = spark.conf.get(ZONE_KEY)
+    spark.conf.set(ZONE_KEY, zone)
+    try:
+        source = spark.createDataFrame(ROWS, "id int, ts string, d string")
+        result = DataProcessor(CONTRACT, spark=spark).run(source)
+        assert spark.conf.get(ZONE_KEY) == zone, "the session's own zone is back after the run"
+        # evaluated after the run, in the session's own zone: the frames keep the run's meaning
+        good = sorted(
+            (r["id"], r["micros"], str(r["d"]))
+            for r in result.good.selectExpr("id", "unix_micros(ts) AS micros", "d").collect()
+        )
+        bad = sorted((r["id"], tuple(r["_lakelogic_errors"])) for r in result.bad.collect())
+        return good, bad
+    finally:
+        spark.conf.set(ZONE_KEY, saved)
+
+
+@pytest.mark.spark
+def test_session_time_zone_does_not_change_a_runs_rows(spark: Any) -> None:
+    utc = _outcome(spark, "UTC")
+    good, bad = utc
+    assert good == [(2, 1705361400000000, "2024-01-15"), (3, 1705354200000000, "2024-01-15")]
+    assert [row_id for row_id, _ in bad] == [1, 4]
+    for zone in ("America/Los_Angeles", "Asia/Tokyo"):
+        assert _outcome(spark, zone) == utc, zone
+
+
+class _Conf:
+    def __init__(self, zone: str) -> None:
+        self.values = {ZONE_KEY: zone}
+        self.sets: list[str] = []
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.values.get(key, default)
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+        self.sets.append(value)
+
+
+class _Session:
+    def __init__(self, zone: str) -> None:
+        self.conf = _Conf(zone)
+
+
+def test_overlapping_runs_restore_the_zone_once_the_last_one_leaves() -> None:
+    session = _Session("Europe/Paris")
+    first_inside = threading.Event()
+    second_left = threading.Event()
+    seen: list[str | None] = []
+
+    def first() -> None:
+        with utc_session(session):  # type: ignore[arg-type]
+            first_inside.set()
+            second_left.wait(5)
+            seen.append(session.conf.get(ZONE_KEY))
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    first_inside.wait(5)
+    with utc_session(session):  # type: ignore[arg-type]
+        seen.append(session.conf.get(ZONE_KEY))
+    second_left.set()
+    worker.join(5)
+    assert seen == ["UTC", "UTC"], "the run still inside keeps UTC after the other one left"
+    assert session.conf.get(ZONE_KEY) == "Europe/Paris"
+    assert session.conf.sets == ["UTC", "Europe/Paris"], "set once, restored once"
+
+
+def test_a_utc_session_is_left_alone() -> None:
+    session = _Session("UTC")
+    with utc_session(session):  # type: ignore[arg-type]
+        assert session.conf.get(ZONE_KEY) == "UTC"
+    assert session.conf.sets == []
