@@ -35,14 +35,15 @@ def _outcome(spark: Any, zone: str) -> tuple[Any, ...]:
     spark.conf.set(ZONE_KEY, zone)
     try:
         source = spark.createDataFrame(ROWS, "id int, ts string, d string")
-        result = DataProcessor(CONTRACT, spark=spark).run(source)
+        good_rows, bad_rows = DataProcessor(CONTRACT, spark=spark).run(source)
+        assert good_rows is not None and bad_rows is not None
         assert spark.conf.get(ZONE_KEY) == zone, "the session's own zone is back after the run"
         # evaluated after the run, in the session's own zone: the frames keep the run's meaning
         good = sorted(
             (r["id"], r["micros"], str(r["d"]))
-            for r in result.good.selectExpr("id", "unix_micros(ts) AS micros", "d").collect()
+            for r in good_rows.selectExpr("id", "unix_micros(ts) AS micros", "d").collect()
         )
-        bad = sorted((r["id"], tuple(r["_lakelogic_errors"])) for r in result.bad.collect())
+        bad = sorted((r["id"], tuple(r["_lakelogic_errors"])) for r in bad_rows.collect())
         return good, bad
     finally:
         spark.conf.set(ZONE_KEY, saved)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
@@ -52,8 +53,26 @@ class DeltaRsTable(FileTableBase):
     data_format = "parquet"
     file_suffix = ".parquet"
 
+    # The version a keyed write (merge, SCD2) read its stored rows at. Its change set is only right on
+    # that version, so the commit is made on top of it and refuses to be rebased: another writer's commit
+    # in between is a CommitConflictError (retried by the driver), never a merge applied to rows this run
+    # did not see (two writers inserting the same new key would both succeed). Cleared by the commit.
+    _read_version: int | None = None
+
     def _table(self) -> Any:
-        return _deltalake().DeltaTable(self.target.name)
+        return _deltalake().DeltaTable(self.target.name, version=self._read_version)
+
+    def read(self) -> DataFrame:
+        self._pin_read_version()
+        return super().read()
+
+    def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
+        self._pin_read_version()
+        return super().read_in_range(bounds)
+
+    def _pin_read_version(self) -> None:
+        if self._read_version is None and self.exists():
+            self._read_version = int(_deltalake().DeltaTable(self.target.name).version())
 
     def exists(self) -> bool:
         return bool(_deltalake().DeltaTable.is_deltatable(self.target.name))
@@ -114,7 +133,15 @@ class DeltaRsTable(FileTableBase):
         deltalake = _deltalake()
         arrow = to_arrow_schema(StructType(list(plan.added)))
         fields = list(deltalake.Schema.from_arrow(arrow).fields)
-        self._table().alter.add_columns(fields)
+        if self._read_version is None:
+            self._table().alter.add_columns(fields)
+            return
+        # already read (a merge's unknown-member check): this commit must follow that version directly,
+        # and the data commit then follows this one
+        from deltalake.transaction import CommitProperties
+
+        self._table().alter.add_columns(fields, commit_properties=CommitProperties(max_commit_retries=0))
+        self._read_version += 1
 
     def prepare_frame(self, frame: DataFrame) -> DataFrame:
         # Delta stores timestamps as INT64 microseconds; Spark's default INT96 is not readable as Delta.
@@ -164,7 +191,10 @@ class DeltaRsTable(FileTableBase):
         removes = [RemoveAction(unquote(d.relative), True, now, d.size, d.partition_values) for d in removed]
         arrow_schema = to_arrow_schema(schema)
         partition_by = [c for c in spec.partition_by if c in schema.fieldNames()] or None
-        properties = CommitProperties(custom_metadata=stamp.properties())
+        pinned = self._read_version is not None
+        properties = CommitProperties(
+            custom_metadata=stamp.properties(), max_commit_retries=0 if pinned else None
+        )
         try:
             if not self.exists():
                 from deltalake.transaction import create_table_with_add_actions
@@ -196,6 +226,8 @@ class DeltaRsTable(FileTableBase):
                 )
         except Exception as exc:
             raise CommitError(f"Delta commit to {self.target.name} failed: {exc}") from exc
+        finally:
+            self._read_version = None
         return CommitResult(committed=True, snapshot=str(self._table().version()), rows_added=total)
 
 
