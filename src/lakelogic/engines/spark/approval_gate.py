@@ -252,6 +252,7 @@ def publish_staged(
     leaves a batch that publishes again as a no-op, never a published run the run log calls awaiting.
     ``force``: publish although a later run committed an overlapping window (see
     :func:`superseding_run`)."""
+    from lakelogic.engines.spark.utc import utc_session
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.tables.materialize import materialize_run
 
@@ -271,18 +272,19 @@ def publish_staged(
     report.approval = info
     quarantine = batch.quarantine(spark)
     bad = quarantine if quarantine is not None else batch.good(spark).limit(0)
-    materialize_run(
-        spark,
-        contract=contract,
-        plan=plan,
-        good=batch.good(spark),
-        bad=bad,
-        report=report,
-        run_id=report.run_id,
-        pipeline_run_id=report.pipeline_run_id,
-        window=_window(batch),
-        resolved=_target_from(batch.manifest["target"]),
-    )
+    with utc_session(spark):  # written as the run itself would have written it (§5.3 is in UTC)
+        materialize_run(
+            spark,
+            contract=contract,
+            plan=plan,
+            good=batch.good(spark),
+            bad=bad,
+            report=report,
+            run_id=report.run_id,
+            pipeline_run_id=report.pipeline_run_id,
+            window=_window(batch),
+            resolved=_target_from(batch.manifest["target"]),
+        )
     info.decision = "approved"
     info.approved_by, info.approval_file = approved_by, approval_file
     report.status = RunStatus(info.staged_status or RunStatus.SUCCEEDED)
