@@ -65,6 +65,18 @@ def test_freshness_reads_the_committed_target_and_lineage_by_default(spark: Any,
         w.startswith("slo_unmeasured: freshness: column '_lakelogic_processed_at'")
         for w in unlit.report.warnings
     )
+    # no published rows is a breach (§15) even where the column is absent too
+    nothing = run(
+        spark,
+        contract(
+            [{"name": "id", "type": "integer"}],
+            quality={"row_rules": [{"name": "positive", "sql": "id > 0"}]},
+            service_levels={"freshness": "1h"},
+        ),
+        [{"id": -1}],
+    )
+    assert _by_objective(nothing)["freshness"].passed is False
+    assert not any(w.startswith("slo_unmeasured") for w in nothing.report.warnings)
 
 
 def test_availability_without_a_field_is_the_share_of_good_runs_in_30_days() -> None:

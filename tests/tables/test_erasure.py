@@ -363,3 +363,27 @@ def test_a_retention_that_cannot_run_is_a_failed_result_not_a_crash(spark: Any, 
     )
     result = processor.apply_retention(target=target)
     assert result.status == "failed" and "row-level commits" in (result.error or "")
+
+
+@pytest.mark.spark
+def test_forget_matches_a_text_subject_id_exactly_as_given(spark: Any, tmp_path: Path) -> None:
+    """`" bob"` and `"bob"` are two subjects of a string column: forgetting one leaves the other."""
+    fields = [{"name": "user", "type": "string"}, {"name": "email", "type": "string", "pii": True}]
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "Users"},
+        "model": {"fields": fields},
+        "materialization": {"strategy": "append", "format": "delta", "target_path": str(tmp_path / "users")},
+    }
+    processor = DataProcessor(doc, spark=spark)
+    rows = [("bob", "bob@x"), (" bob", "spacebob@x")]
+    result = processor.run(spark.createDataFrame(rows, "user string, email string"), materialize=True)
+    assert result.report.error is None, result.report.error
+    erased = processor.forget("user", [" bob"], reason="request 7")
+    assert [(t.role, t.rows_affected) for t in erased.tables if t.role == "target"] == [("target", 1)]
+    from deltalake import DeltaTable
+
+    stored = sorted(
+        (r["user"], r["email"]) for r in DeltaTable(str(tmp_path / "users")).to_pyarrow_table().to_pylist()
+    )
+    assert stored == [(" bob", None), ("bob", "bob@x")]

@@ -19,6 +19,7 @@ from lakelogic.tables.erasure import (
     erase_table,
 )
 from lakelogic.tables.target import contract_name_of, resolve_target
+from lakelogic.types import parse_type
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -58,11 +59,17 @@ class ErasureResult:
         return data
 
 
-def _subject_ids(ids: Iterable[Any]) -> tuple[str, ...]:
+def _subject_ids(ids: Iterable[Any], *, text_column: bool) -> tuple[str, ...]:
+    """The requested ids as text, exactly as given: `" bob"` and `"bob"` are two subjects of a string
+    column (trimming them erased the wrong person's row). For other types, blank text is no value
+    (§5.3 reads it as NULL), and spaces around a number are the strict cast's to accept, in
+    :func:`typed_subject_ids`."""
     seen: dict[str, None] = {}
     for value in ids:
-        text = str(value).strip() if value is not None else ""
-        if text:
+        if value is None:
+            continue
+        text = str(value)
+        if text_column or text.strip():
             seen.setdefault(text, None)
     return tuple(seen)
 
@@ -103,7 +110,8 @@ def build_request(
             f"strategy {chosen} has no columns to rewrite: no field is marked pii or phi",
             hint="pass columns, mark the fields pii/phi, or use strategy delete",
         )
-    ids = _subject_ids(subject_ids)
+    text_column = parse_type(str(fields[subject_column].type)).kind == "string"
+    ids = _subject_ids(subject_ids, text_column=text_column)
     if not ids:
         raise ErasureRequestError("no subject ids were given")
     return ErasureRequest(
@@ -133,7 +141,6 @@ def typed_subject_ids(spark: SparkSession, contract: Any, request: ErasureReques
     from pyspark.sql.types import StringType
 
     from lakelogic.engines.spark.casting import strict_cast_sql
-    from lakelogic.types import parse_type
 
     field = next(f for f in contract.model.fields if f.name == request.subject_column)
     logical = parse_type(str(field.type))

@@ -102,6 +102,8 @@ def _measured(
     # hierarchy check_columns: the first one present wins
     field = next((c for c in o.candidates if c in frame.columns), o.field or "")
     if field not in frame.columns:
+        if o.objective == "freshness" and frame.isEmpty():  # §15: no rows = breach, column or not
+            return _result(o, False, None, o.threshold)
         return _unmeasured(o, report, f"column {field!r} is not in the published data")
     column = F.col(quote_ident(field))
     if o.objective == "freshness":
