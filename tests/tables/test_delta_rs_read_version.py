@@ -32,13 +32,10 @@ def _rows(spark: Any, target: ResolvedTarget) -> list[tuple[Any, Any]]:
     return sorted((r["id"], r["name"]) for r in read_back(spark, target))
 
 
-def test_another_writers_commit_between_read_and_commit_is_a_conflict_not_a_second_row(
-    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _other_writer_commits_first(target: ResolvedTarget, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer appends key 2 just before this write's commit."""
     from deltalake import write_deltalake
 
-    target = make_target("delta")
-    write_frame(spark, spark.createDataFrame([(1, "a")], SCHEMA), target, MERGE, CommitStamp("seed", "o"))
     original = DeltaRsTable.commit
 
     def other_writer_first(self: DeltaRsTable, **kwargs: Any) -> Any:
@@ -47,6 +44,14 @@ def test_another_writers_commit_between_read_and_commit_is_a_conflict_not_a_seco
         return original(self, **kwargs)
 
     monkeypatch.setattr(DeltaRsTable, "commit", other_writer_first)
+
+
+def test_another_writers_commit_between_read_and_commit_is_a_conflict_not_a_second_row(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = make_target("delta")
+    write_frame(spark, spark.createDataFrame([(1, "a")], SCHEMA), target, MERGE, CommitStamp("seed", "o"))
+    _other_writer_commits_first(target, monkeypatch)
     batch = spark.createDataFrame([(1, "b"), (2, "mine")], SCHEMA)
     with pytest.raises(CommitConflictError, match="another writer committed"):
         write_frame(spark, batch, target, MERGE, CommitStamp("run-1", "o"))
@@ -79,18 +84,9 @@ def test_appends_are_still_rebased_over_concurrent_appends(
     spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An append reads nothing, so another writer's commit does not invalidate it."""
-    from deltalake import write_deltalake
-
     target = make_target("delta")
     append = WriteSpec(strategy="append")
     write_frame(spark, spark.createDataFrame([(1, "a")], SCHEMA), target, append, CommitStamp("s", "o"))
-    original = DeltaRsTable.commit
-
-    def other_writer_first(self: DeltaRsTable, **kwargs: Any) -> Any:
-        other = pa.table({"id": pa.array([2], pa.int32()), "name": pa.array(["theirs"], pa.string())})
-        write_deltalake(target.name, other, mode="append")
-        return original(self, **kwargs)
-
-    monkeypatch.setattr(DeltaRsTable, "commit", other_writer_first)
+    _other_writer_commits_first(target, monkeypatch)
     write_frame(spark, spark.createDataFrame([(3, "c")], SCHEMA), target, append, CommitStamp("a", "o"))
     assert _rows(spark, target) == [(1, "a"), (2, "theirs"), (3, "c")]
