@@ -18,7 +18,7 @@ from rich.table import Table
 from lakelogic.errors import ContractError, LakeLogicError, PlanError
 
 if TYPE_CHECKING:
-    from lakelogic.report import RunReport
+    from lakelogic.report import MaterializationInfo, RunReport
 
 _CONTRACT_ERRORS = {"contract", "plan"}
 TOP_RULES = 10
@@ -196,16 +196,27 @@ def render_summary(report: RunReport, console: Console) -> None:
             passed = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "n/a"}[d.passed]
             ds.add_row(d.name, d.severity, passed, str(d.observed), str(d.expected))
         console.print(ds)
-    m = report.materialization
-    if m is not None:
-        console.print(
-            f"materialized {m.target} ({m.format}, {m.strategy}): inserted {m.rows_inserted}, "
-            f"updated {m.rows_updated}, deleted {m.rows_deleted}; quarantine {m.quarantine_target} "
-            f"({m.quarantine_rows_written} rows){' — already committed' if m.already_committed else ''}",
-            highlight=False,
-        )
+    if report.materialization is not None:
+        console.print(materialization_line(report.materialization), highlight=False)
     for note in report.notifications:
         state = "[green]sent[/green]" if note.delivered else f"[red]not sent[/red] ({note.error})"
         console.print(f"notification {note.event} → {note.channel}: {state}", highlight=False)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+
+
+def materialization_line(m: MaterializationInfo) -> str:
+    """One line on what the write did: target, strategy, row counts, and the commit it made (or why none)."""
+    counts = f"inserted {m.rows_inserted}, updated {m.rows_updated}, deleted {m.rows_deleted}"
+    if m.strategy == "scd2" or m.versions_closed:
+        counts += f", versions closed {m.versions_closed}"
+    if m.already_committed:
+        commit = "already committed by an earlier attempt of this run: nothing written"
+    elif m.committed:
+        commit = f"committed {'snapshot ' + m.snapshot if m.snapshot else 'without a snapshot id'}"
+    else:
+        commit = "nothing to commit"
+    quarantine = ""
+    if m.quarantine_target:
+        quarantine = f"; quarantine {m.quarantine_target} ({m.quarantine_rows_written} rows)"
+    return f"materialized {m.target} ({m.format}, {m.strategy}): {counts}; {commit}{quarantine}"
