@@ -349,3 +349,44 @@ def test_layer_retention_without_a_column_asks_for_one(project: Path) -> None:
     bronze = contract(project, name="bronze.yaml")
     bronze.write_text(bronze.read_text().replace("target_layer: silver", "target_layer: bronze"))
     assert "retention" not in resolve_effective(bronze).contract.compliance  # no bronze period
+
+
+def test_system_storage_deep_merges_over_the_domains(project: Path) -> None:
+    """§2.4: the system's `namespaces.gold` must not drop the domain's silver namespace."""
+    dom = project / "retail" / "_domain.yaml"
+    dom.write_text(dom.read_text() + "storage: {namespaces: {bronze: raw_ns, silver: clean_ns}}\n")
+    sysfile = project / "retail" / "crm" / "_system.yaml"
+    sysfile.write_text(
+        sysfile.read_text().replace("storage: {catalog: lake}", "storage: {namespaces: {gold: mart_ns}}")
+    )
+    eff = resolve_effective(
+        contract(project, "primary_key: [id]\nmaterialization: {format: iceberg}\n"), env="prod"
+    )
+    assert eff.data["materialization"]["target_path"] == "lake_prod.clean_ns.orders"
+    assert eff.storage.namespaces == {"bronze": "raw_ns", "silver": "clean_ns", "gold": "mart_ns"}
+
+
+def test_an_empty_mapping_keeps_what_is_inherited(project: Path) -> None:
+    """Only an explicit null clears (§2.4): `metadata: {}` must not drop the inherited gate threshold."""
+    eff = resolve_effective(contract(project, "metadata: {}\n"), env="dev")
+    assert eff.data["metadata"]["max_quarantine_ratio"] == 0.1
+    assert eff.data["metadata"]["keep"] == "domain"
+    cleared = resolve_effective(contract(project, "metadata: {keep: null}\n", name="c.yaml"), env="dev")
+    assert "keep" not in cleared.data["metadata"]
+
+
+def test_set_of_a_parent_mapping_that_contradicts_an_enforced_leaf_is_an_error(project: Path) -> None:
+    write(project / "policy_packs" / "silver_baseline.yaml", PACK)
+    path = contract(project, "metadata: {policy_pack: silver_baseline}\n")
+    packs = project / "policy_packs"
+    with pytest.raises(ContractError, match="enforced by policy pack silver_baseline") as info:
+        resolve_effective(
+            path, env="dev", policy_pack_dir=packs, overrides={"quarantine": "{include_error_reason: false}"}
+        )
+    assert [(p.file, p.path) for p in info.value.problems] == [
+        ("override:--set", "quarantine.include_error_reason")
+    ]
+    agreeing = resolve_effective(
+        path, env="dev", policy_pack_dir=packs, overrides={"quarantine": "{include_error_reason: true}"}
+    )
+    assert agreeing.data["quarantine"]["include_error_reason"] is True

@@ -138,7 +138,8 @@ class Merger:
             key = str(raw_key)
             child = join(path, key)
             current = target.get(key)
-            if isinstance(value, Mapping) and isinstance(current, dict) and value:
+            if isinstance(value, Mapping) and isinstance(current, dict):
+                # an empty mapping adds nothing: only an explicit null clears what is inherited (§2.4)
                 self._merge_into(current, value, child, source, hierarchy)
             elif key in CONCAT_KEYS and isinstance(value, list) and isinstance(current, list):
                 target[key] = copy.deepcopy(_concat_channels(current, value))

@@ -368,13 +368,14 @@ def _merge(
     for pack in packs:
         for block in pack.enforced(layer):
             for leaf in leaf_paths(block):
-                if leaf in set_paths and set_paths[leaf] != get_path(block, leaf):
+                given = _set_value_at(set_paths, leaf)
+                if given is not _NOT_SET and given != get_path(block, leaf):
                     problems.append(
                         Problem(
                             file="override:--set",
                             path=leaf,
                             message=f"is enforced by policy pack {pack.name}",
-                            value=str(set_paths[leaf]),
+                            value=str(given),
                             allowed=str(get_path(block, leaf)),
                         )
                     )
@@ -459,7 +460,9 @@ def resolve_effective(
     storage_block: dict[str, Any] = {}
     for doc in (domain, system):
         if doc is not None and doc.storage:
-            storage_block.update(doc.storage)
+            # §2.4: the system's storage deep-merges over the domain's (its `namespaces.gold` must not
+            # drop the domain's bronze and silver namespaces)
+            storage_block = _deep_merged(storage_block, doc.storage)
     storage = parse_storage(storage_block, str(system_file or domain_file or path))
     origins.update(
         storage_defaults(
@@ -507,3 +510,33 @@ def resolve_effective(
         placeholders=values,
         policy_packs=[p.name for p in packs],
     )
+
+
+def _deep_merged(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """``overlay`` over ``base`` per leaf (DRIVER §2.4): mappings merge, an explicit null clears."""
+    merged = dict(base)
+    for key, value in overlay.items():
+        current = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            merged[key] = _deep_merged(current, value)
+        elif value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+_NOT_SET = object()
+
+
+def _set_value_at(set_paths: Mapping[str, Any], leaf: str) -> Any:
+    """The value a ``--set`` gives ``leaf``: set on the leaf itself, or inside a mapping set on one of its
+    parents (``--set lineage={enabled: false}`` sets ``lineage.enabled``); ``_NOT_SET`` when none does."""
+    for path, value in set_paths.items():
+        if path == leaf:
+            return value
+        if leaf.startswith(path + ".") and isinstance(value, Mapping):
+            inner = leaf[len(path) + 1 :]
+            if has_path(value, inner):
+                return get_path(value, inner)
+    return _NOT_SET
