@@ -121,6 +121,25 @@ def test_circuit_breaker() -> None:
     assert result.circuit_open and result.exit_code == 1
 
 
+def test_a_batch_awaiting_approval_does_not_reset_the_failure_count() -> None:
+    """§13: only a success resets the count; a staged batch is none, so two failures around it open the
+    circuit and nothing new starts."""
+    from lakelogic.types import RunStatus
+    from tests.driver.helpers import report_for
+
+    def staged(request):  # type: ignore[no-untyped-def]
+        return report_for(request, status=RunStatus.AWAITING_APPROVAL)
+
+    nodes = [node(name, "bronze") for name in ("a", "b", "c", "d")]
+    boom = raises(RuntimeError("boom"))
+    result = run(
+        nodes, FakeRunner({"a": boom, "b": staged, "c": boom}), max_consecutive_failures=2, max_workers=1
+    )
+    assert [result.outcomes[f"bronze.{n}"].status for n in "abc"] == ["failed", "awaiting_approval", "failed"]
+    assert result.outcomes["bronze.d"].skip_reason == "circuit_open"
+    assert result.circuit_open and result.exit_code == 1
+
+
 def test_transient_errors_are_retried_and_others_not() -> None:
     calls = {"n": 0}
 

@@ -56,6 +56,9 @@ __all__ = ["ContractRunner", "DriverOptions", "PipelineResult", "PipelineRun", "
 # --- the pipeline run ---------------------------------------------------------------------------
 
 
+_SUCCESSES = frozenset({RunStatus.SUCCEEDED, RunStatus.PARTIAL, RunStatus.NO_NEW_DATA})
+
+
 class PipelineRun:
     """One driver invocation over the selected nodes of a DAG."""
 
@@ -151,7 +154,7 @@ class PipelineRun:
         expired = False
         try:
             while pending or running:
-                progressed = self._start_ready(pending, running, pool)
+                progressed = self._start_ready(pending, running, pool, workers)
                 if not running:
                     if pending and not progressed:  # cannot happen in a DAG; guard against a spin
                         raise LakeLogicError(f"scheduler stalled in layer {layer}: {', '.join(pending)}")
@@ -179,9 +182,15 @@ class PipelineRun:
         pending: list[str],
         running: dict[Future[tuple[RunReport, int]], tuple[str, Window, datetime, float | None]],
         pool: ThreadPoolExecutor,
+        workers: int,
     ) -> bool:
+        """Start the ready nodes while a worker is free. A node is submitted only when it can run at once,
+        so the circuit breaker and fail-fast stop every node not yet running (§13: "starts nothing new"),
+        and a node's timeout counts from its start, not from a wait in the pool's queue."""
         progressed = False
         for node_id in list(pending):
+            if len(running) >= workers:
+                break
             same_layer_ups = [
                 u for u in self.dag.upstreams(node_id) if u in pending or self._is_running(u, running)
             ]
@@ -333,7 +342,8 @@ class PipelineRun:
             if limit and self._consecutive_failures >= limit:
                 self._circuit_open = True
                 self._aborted = self._aborted or outcome.node_id
-        elif outcome.status != "skipped":
+        elif outcome.status in _SUCCESSES:
+            # §13: only a success resets the count (a batch awaiting approval is none)
             self._consecutive_failures = 0
 
     def _already_succeeded(self, node: Node, saved: SavedNode) -> None:
