@@ -88,6 +88,13 @@ def test_duplicate_node_id_names_both_files() -> None:
         build_dag([node("x", "silver"), node("x", "silver")])
 
 
+def test_an_entity_twice_in_one_layer_is_an_error_whoever_states_the_layer() -> None:
+    """§3: entities are unique per layer, also when the layer comes from the contracts, not the entries."""
+    with pytest.raises(DagError, match=r"entity 'x' appears twice in layer silver"):
+        build_dag([node("a", "silver", entity="x"), node("b", "silver", entity="x")])
+    build_dag([node("a", "bronze", entity="x"), node("b", "silver", entity="x")])  # other layers: fine
+
+
 def test_gold_dims_before_facts_and_opt_out() -> None:
     nodes = [
         node("gold_dim_customer", "gold"),

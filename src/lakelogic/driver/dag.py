@@ -140,6 +140,14 @@ def build_dag(
             )
             continue
         by_id[n.id] = n
+    # §3: an entity is unique per layer. The registry checks entries that name their layer; a layer that
+    # only the contract states is known here
+    by_entity: dict[tuple[str, str], Node] = {}
+    for n in by_id.values():
+        other = by_entity.setdefault((n.layer, n.entity), n)
+        if other is not n:
+            where = f"{n.entry.where}: entity '{n.entity}'"
+            problems.append(f"{where} appears twice in layer {n.layer} (also {other.entry.where})")
     externals = set(external_sources)
     for n in node_list:
         externals.update(n.external_sources)
