@@ -108,6 +108,44 @@ def test_backfill_runs_each_window_and_stops_at_a_failure(
     assert {r["run_mode"] for r in rows} == {"backfill"}
 
 
+def test_resuming_a_stopped_backfill_finishes_the_stopped_window_then_the_later_ones(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§8: "`--resume` continues from that window": the failed node of the stopped window runs again in
+    its own pipeline run, then every later window of the backfill runs."""
+    calls: list[tuple[str, str]] = []
+
+    def recorded(fails_on: str | None) -> Any:
+        def run(request: Any) -> Any:
+            calls.append((request.node.name, request.window.label))
+            if request.window.label == fails_on:
+                raise RuntimeError("bad day")
+            return ok(request)
+
+        return run
+
+    state = project / "state.json"
+    flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-04"]
+    flags += ["--state-path", str(state)]
+    first = FakeRunner({"silver_orders": recorded("backfill_20260102"), "bronze_orders": recorded(None)})
+    result, _ = invoke(project, first, monkeypatch, *flags)
+    assert result.exit_code == 1
+    calls.clear()
+    every = FakeRunner({"silver_orders": recorded(None), "bronze_orders": recorded(None)})
+    result, store = invoke(project, every, monkeypatch, *flags, "--resume")
+    assert result.exit_code == 0, result.output
+    assert calls == [
+        ("silver_orders", "backfill_20260102"),  # bronze of that window had succeeded
+        ("bronze_orders", "backfill_20260103"),
+        ("silver_orders", "backfill_20260103"),
+        ("bronze_orders", "backfill_20260104"),
+        ("silver_orders", "backfill_20260104"),
+    ]
+    done = {(r["contract"], r["window_label"]) for r in store.query() if r["status"] == "succeeded"}
+    assert {label for _, label in done} == {f"backfill_2026010{d}" for d in range(1, 5)}
+    assert len({r["backfill_id"] for r in store.query()}) == 1, "one backfill, resumed"
+
+
 def test_cache_references_reaches_the_runner_and_the_cache_is_closed_after_each_pipeline_run(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -46,6 +46,29 @@ def test_same_run_id_or_pipeline_window_is_a_noop(spark: Any, make_target: Make,
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_a_backfill_window_committed_by_any_pipeline_run_is_a_noop(
+    spark: Any, make_target: Make, fmt: str
+) -> None:
+    """DRIVER §8: backfilling a window again (a new pipeline run) never duplicates its rows; a window
+    not yet committed is written, and a regular window of another pipeline run still appends."""
+    target = make_target(fmt)
+    batch = spark.createDataFrame([(1, "a")], SCHEMA)
+    day = (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
+    next_day = (day[1], datetime(2026, 1, 3, tzinfo=UTC))
+
+    def backfill(run: str, pipeline: str, window: tuple[datetime, datetime]) -> CommitStamp:
+        return CommitStamp(run, "orders", pipeline, window[0], window[1], any_pipeline_run=True)
+
+    assert write_frame(spark, batch, target, WriteSpec(), backfill("r1", "p1", day)).committed
+    again = write_frame(spark, batch, target, WriteSpec(), backfill("r2", "p2", day))
+    assert again.already_committed and len(read_back(spark, target)) == 1
+    assert write_frame(spark, batch, target, WriteSpec(), backfill("r3", "p3", next_day)).committed
+    regular = CommitStamp("r4", "orders", "p4", day[0], day[1])
+    assert write_frame(spark, batch, target, WriteSpec(), regular).committed
+    assert len(read_back(spark, target)) == 3
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_crash_before_commit_leaves_target_unchanged_and_rerun_succeeds(
     spark: Any, make_target: Make, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

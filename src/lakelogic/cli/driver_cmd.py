@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,6 +165,7 @@ def main(
             reprocess_end_date,
         )
         backfill: list[Window] = []
+        backfill_args: dict[str, Any] = {}
         if backfill_start_date or backfill_end_date:
             start, end = (
                 parse_date(backfill_start_date, "--backfill-start-date"),
@@ -173,6 +174,11 @@ def main(
             if start is None or end is None:
                 raise LakeLogicError("--backfill-start-date and --backfill-end-date go together")
             backfill = backfill_windows(start, end, backfill_granularity)
+            backfill_args = {
+                "start": start.isoformat(),
+                "end": end.isoformat(),
+                "granularity": backfill_granularity,
+            }
         overrides = parse_sets(set_)
         pipeline = load_pipeline(
             registry,
@@ -245,7 +251,9 @@ def main(
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
 
-    windows: list[Window | None] = list(backfill) or [None]
+    # (position in the backfill, window): None runs the selected window mode once
+    windows: list[tuple[int, Window | None]] = [(i, w) for i, w in enumerate(backfill)] or [(0, None)]
+    total = len(windows)
     backfill_id = str(uuid.uuid4()) if backfill else None
     if state_path is None and resume:
         state_path = find_project_root() / ".lakelogic" / "driver_state.json"
@@ -261,32 +269,50 @@ def main(
             err_console.print(
                 f"[yellow]warning[/yellow]: --resume keeps the saved windows ({resumed.args['window']})"
             )
-        windows = [None]
         backfill_id = resumed.backfill_id
+        # §8: `--resume` continues from the stopped window: that pipeline run first, then the backfill's
+        # later windows, which the state file names
+        saved_backfill = resumed.args.get("backfill") or {}
+        later: list[tuple[int, Window | None]] = []
+        if saved_backfill:
+            full = backfill_windows(
+                date.fromisoformat(saved_backfill["start"]),
+                date.fromisoformat(saved_backfill["end"]),
+                saved_backfill.get("granularity", "day"),
+            )
+            position = int(saved_backfill.get("index", len(full)))
+            later = [(i, w) for i, w in enumerate(full) if i > position]
+            backfill_args = {k: v for k, v in saved_backfill.items() if k != "index"}
+            total = len(full)
+        windows = [(int(saved_backfill.get("index", 0)), None), *later]
     codes: list[int] = []
     tags = dict(kv.split("=", 1) for kv in split_values([metrics_tags] if metrics_tags else []) if "=" in kv)
     exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
-    for index, fixed in enumerate(windows):
+    for step, (index, fixed) in enumerate(windows):
         options.window_override = fixed
         options.backfill_id = backfill_id
+        resuming = resumed if step == 0 else None
         run_id = pipeline_run_id if (pipeline_run_id and len(windows) == 1) else None
         as_of = datetime.now(UTC)
-        if resumed is not None:
-            run_id, as_of = resumed.pipeline_run_id, resumed.as_of
+        if resuming is not None:
+            run_id, as_of = resuming.pipeline_run_id, resuming.as_of
+            options.window_override = None  # the saved nodes keep their windows
         run_id = run_id or str(uuid.uuid4())
-        state = resumed
+        state = resuming
         if state is None and state_path is not None:
-            args = {
+            args: dict[str, Any] = {
                 "layers": sorted({pipeline.dag.nodes[n].layer for n in pipeline.selected}),
                 "window": spec.mode,
             }
+            if backfill_args:
+                args["backfill"] = backfill_args | {"index": index}
             state = DriverState(state_path, run_id, as_of, backfill_id, args)
             state.save()
         if exporter is not None:
             exporter.start(run_id, engine, env)
         try:
             result = _execute(
-                pipeline, runner, cancel, options, store, run_id, as_of, live, state, resumed, exporter
+                pipeline, runner, cancel, options, store, run_id, as_of, live, state, resuming, exporter
             )
         finally:
             close = getattr(runner, "close", None)
@@ -317,8 +343,8 @@ def main(
             else:
                 atomic_write_json(metrics_path, metrics_payload(summary, tags))
         codes.append(result.exit_code)
-        if backfill and result.exit_code == 1:
-            err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{len(windows)} ({label})")
+        if backfill_args and result.exit_code == 1:
+            err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{total} ({label})")
             break
     if exporter is not None:
         time.sleep(max(0.0, metrics_linger_seconds))  # let a scraper read the final values

@@ -101,8 +101,15 @@ def materialize_run(
     )
     name = str(getattr(plan, "contract_name", None) or contract_name_of(contract))
     start, end = window if window is not None else (None, None)
+    # DRIVER §8: a backfill window already committed (by any pipeline run) is a no-op
+    backfill = (report.window.label or "").startswith("backfill_")
     stamp = CommitStamp(
-        run_id=run_id, contract=name, pipeline_run_id=pipeline_run_id, window_start=start, window_end=end
+        run_id=run_id,
+        contract=name,
+        pipeline_run_id=pipeline_run_id,
+        window_start=start,
+        window_end=end,
+        any_pipeline_run=backfill,
     )
     is_reprocess = reprocess if reprocess is not None else report.window.label == "reprocess"
     reprocess_window = window if is_reprocess and spec.strategy in ("append", "overwrite") else None
@@ -140,14 +147,7 @@ def materialize_run(
         if report.counts.quarantined > 0 or sink.write_mode == "overwrite":
             began = time.perf_counter()
             q_spec = WriteSpec(strategy=sink.write_mode, evolution="allow", as_of=spec.as_of)
-            q_stamp = CommitStamp(
-                run_id=run_id,
-                contract=name,
-                pipeline_run_id=pipeline_run_id,
-                window_start=start,
-                window_end=end,
-                role="quarantine",
-            )
+            q_stamp = replace(stamp, role="quarantine")
             q_outcome = write_frame(spark, bad, sink, q_spec, q_stamp)
             report.add_seconds("write_quarantine", time.perf_counter() - began)
             if not q_outcome.already_committed:

@@ -92,6 +92,8 @@ class FileTable(FileTableBase):
         names = [f"{stamp.run_id}.json"]
         if stamp.window_key:
             names.append(f"window-{stamp.window_key}.json")
+        if stamp.any_run_window_key:  # found again by a later backfill of the window (DRIVER §8)
+            names.append(f"window-any-{stamp.any_run_window_key}.json")
         return names
 
     def already_committed(self, stamp: CommitStamp) -> bool:

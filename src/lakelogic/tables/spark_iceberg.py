@@ -128,7 +128,14 @@ class IcebergTable:
         if not self.exists():
             return False
         clauses = [f"summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"]
-        if stamp.pipeline_run_id:
+        if stamp.any_pipeline_run and stamp.any_run_window_key:
+            # a backfill window: the same contract's commits of that window, from any pipeline run
+            start = stamp.properties()[f"{PREFIX}window_start"]
+            clauses.append(
+                f"(summary['{PREFIX}contract'] = {sql_string(stamp.contract)} AND "
+                f"summary['{PREFIX}window_start'] = {sql_string(start)})"
+            )
+        elif stamp.pipeline_run_id:
             clauses.append(f"summary['{PREFIX}pipeline_run_id'] = {sql_string(stamp.pipeline_run_id)}")
         return any(stamp.matches(s) for s in self._summaries(" OR ".join(clauses)))
 

@@ -29,6 +29,9 @@ class CommitStamp:
     window_start: datetime | None = None
     window_end: datetime | None = None
     role: str = "target"
+    # A backfill window (DRIVER §8): any earlier commit of the same contract, window and role, from any
+    # pipeline run, makes the write a no-op, so backfilling a window again never duplicates its rows.
+    any_pipeline_run: bool = False
 
     def properties(self) -> dict[str, str]:
         """Commit metadata as flat string properties (Iceberg summary, Delta commitInfo, marker JSON)."""
@@ -51,18 +54,29 @@ class CommitStamp:
         )
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
+    @property
+    def any_run_window_key(self) -> str | None:
+        """A short digest of (contract, window, role) for a windowed commit, whatever its pipeline run:
+        where a backfill finds the commits of its window (Parquet markers). None without a window."""
+        if self.window_start is None and self.window_end is None:
+            return None
+        text = "|".join((self.contract, _iso(self.window_start), _iso(self.window_end), self.role))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
     def matches(self, props: Mapping[str, object]) -> bool:
         """True when ``props`` (one commit's metadata) records this run, or the same pipeline run, contract
-        and window. Commits without a role are treated as target commits."""
+        and window (for a backfill window: any pipeline run). Commits without a role are target commits."""
         role = str(props.get(f"{PREFIX}role") or "target")
         if role != self.role:
             return False
         if props.get(f"{PREFIX}run_id") == self.run_id:
             return True
+        mine = self.properties()
+        same = ("contract", "window_start", "window_end")
+        if self.any_pipeline_run and self.any_run_window_key is not None:
+            return all(str(props.get(f"{PREFIX}{k}") or "") == mine[f"{PREFIX}{k}"] for k in same)
         if not self.pipeline_run_id:
             return False
-        mine = self.properties()
         return all(
-            str(props.get(f"{PREFIX}{k}") or "") == mine[f"{PREFIX}{k}"]
-            for k in ("pipeline_run_id", "contract", "window_start", "window_end")
+            str(props.get(f"{PREFIX}{k}") or "") == mine[f"{PREFIX}{k}"] for k in ("pipeline_run_id", *same)
         )
