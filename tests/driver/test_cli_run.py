@@ -65,6 +65,27 @@ def test_failure_exits_1_and_resume_reruns_it(project: Path, monkeypatch: pytest
     assert len(pipeline_runs) == 1  # the resumed run kept its pipeline run id
 
 
+def test_an_orchestrator_retry_with_its_run_id_and_state_file_resumes(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§18: a task retried with the same `--pipeline-run-id` and `--state-path` resumes that run (only what
+    did not succeed runs again), without `--resume`; another run id starts afresh."""
+    flags = ["--pipeline-run-id", "airflow-42", "--state-path", str(project / "state.json")]
+    result, _ = invoke(
+        project, FakeRunner({"silver_orders": raises(RuntimeError("boom"))}), monkeypatch, *flags
+    )
+    assert result.exit_code == 1
+    retry = FakeRunner()
+    result, store = invoke(project, retry, monkeypatch, *flags)
+    assert result.exit_code == 0, result.output
+    assert retry.ran() == ["silver.silver_orders"]
+    assert {r["pipeline_run_id"] for r in store.query()} == {"airflow-42"}
+    other = FakeRunner()
+    flags[1] = "airflow-43"
+    result, _ = invoke(project, other, monkeypatch, *flags)
+    assert result.exit_code == 0 and other.ran() == ["bronze.bronze_orders", "silver.silver_orders"]
+
+
 def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ports: list[int] = []
     seen: list[str] = []

@@ -257,6 +257,12 @@ def main(
     backfill_id = str(uuid.uuid4()) if backfill else None
     if state_path is None and resume:
         state_path = find_project_root() / ".lakelogic" / "driver_state.json"
+    retried = pipeline_run_id and state_path is not None and _saved_run(state_path) == pipeline_run_id
+    if retried and not resume:
+        # §18: an orchestrator retries a task with its own run id and a shared state file; the retry
+        # resumes that pipeline run instead of computing new windows and running every contract again
+        err_console.print(f"resuming pipeline run {pipeline_run_id} from {state_path}")
+        resume = True
     resumed: DriverState | None = None
     if resume:
         assert state_path is not None
@@ -387,3 +393,11 @@ def _execute(
     )
     with board:
         return run.execute()
+
+
+def _saved_run(state_path: Path) -> str | None:
+    """The pipeline run id a state file holds; None when there is no readable state file."""
+    try:
+        return load_state(state_path).pipeline_run_id
+    except LakeLogicError:
+        return None
