@@ -390,3 +390,21 @@ def test_set_of_a_parent_mapping_that_contradicts_an_enforced_leaf_is_an_error(p
         path, env="dev", policy_pack_dir=packs, overrides={"quarantine": "{include_error_reason: true}"}
     )
     assert agreeing.data["quarantine"]["include_error_reason"] is True
+
+
+def test_a_pack_rule_named_like_a_field_rule_is_skipped(project: Path) -> None:
+    """§10: a pack rule whose name the contract already uses is skipped, field-level rules included."""
+    write(project / "policy_packs" / "silver_baseline.yaml", PACK)
+    path = write(
+        project / "retail" / "crm" / "silver" / "fields.yaml",
+        """\
+        version: 1.0.0
+        info: {title: Orders, table_name: orders, target_layer: silver}
+        model:
+          fields:
+            - {name: id, type: string, rules: [{name: id_present, sql: "id <> ''"}]}
+        metadata: {policy_pack: silver_baseline}
+        """,
+    )
+    eff = resolve_effective(path, env="dev", policy_pack_dir=project / "policy_packs")
+    assert [r["name"] for r in eff.data["quality"]["row_rules"]] == ["mine"]

@@ -113,3 +113,30 @@ def test_load_contract_with_overrides(write_contract: Write) -> None:
     assert contract.model.fields[1].type == "text"
     problem = only_problem(path, overrides={"materialization.strategy": "upsert"})
     assert problem.path == "materialization.strategy"
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("*.csv", "*.csv"),
+        ("Note: see wiki", "Note: see wiki"),
+        ("- x", "- x"),
+        ("#x", "#x"),
+        ("@x", "@x"),
+        ("price # in euros", "price # in euros"),
+        ("true", True),
+        ("42", 42),
+        ("0.5", 0.5),
+        ("null", None),
+        ("[a, b]", ["a", "b"]),
+        ("{k: v}", {"k": "v"}),
+        ("'*_<day>.*'", "*_<day>.*"),
+        ("yes", "yes"),
+        ("", ""),
+    ],
+)
+def test_set_values_are_flow_values_or_else_text(text: str, value: object) -> None:
+    """DRIVER §9: YAML 1.2 flow values; "anything else → string" (not a mapping, a list, an alias error)."""
+    from lakelogic.contract.yaml_io import parse_scalar
+
+    assert parse_scalar(text) == value

@@ -91,3 +91,17 @@ def test_a_commit_to_a_catalog_table_drops_the_links_read_from_it() -> None:
     assert cache.get(step, lambda s: frame) is frame  # type: ignore[arg-type,return-value]
     assert cache.get(step, lambda s: Frame()) is frame  # type: ignore[arg-type,return-value]
     assert cache.invalidate(qualify_table("silver.customers")) == 1 and frame.released
+
+
+def test_paths_that_differ_in_case_are_two_links_and_table_names_are_one() -> None:
+    """`Codes.csv` and `codes.csv` are two files: sharing one cached frame validated a contract against the
+    other contract's reference rows. Catalog identifiers are case-insensitive."""
+    from lakelogic.engines.spark.link_cache import link_key
+    from lakelogic.plan.steps import LoadLink
+
+    def key(path: str | None = None, table: str | None = None) -> Any:
+        return link_key(LoadLink(yaml_path="links[0]", name="codes", path=path, table=table, type="csv"))
+
+    assert key("/data/ref/Codes.csv") != key("/data/ref/codes.csv")
+    assert key("file:///data/ref/codes.csv/") == key("/data/ref/codes.csv")
+    assert key(table="Silver.Codes") == key(table="silver.codes")

@@ -144,9 +144,27 @@ def load_yaml(path: str | Path) -> tuple[Any, Positions]:
     return parse_yaml_text(text, file=str(file))
 
 
+_NULLS = ("null", "Null", "NULL", "~")
+
+
 def parse_scalar(text: str) -> Any:
-    """Parse ``text`` as one YAML 1.2 value (used by ``--set key=value``)."""
-    data, _ = parse_yaml_text(text if text.strip() else "''", file="--set")
+    """``--set key=value`` (DRIVER §9): ``text`` as a YAML 1.2 flow value (a scalar, ``[a, b]``,
+    ``{k: v}``, quoted text), anything else as the text itself. A document-level reading would turn
+    ``Note: see wiki`` into a mapping and ``- x`` into a list, drop ``#x`` as a comment and refuse
+    ``*.csv`` as an alias."""
+    stripped = text.strip()
+    if not stripped:
+        return ""
+    try:
+        data, _ = parse_yaml_text(stripped, file="--set")
+    except ContractError:
+        return text
+    if isinstance(data, dict | list):
+        return data if stripped[0] in "[{" else text
+    if data is None:
+        return None if stripped in _NULLS else text
+    if isinstance(data, str) and stripped[0] not in "'\"" and data != stripped:
+        return text  # a plain scalar YAML shortened (a trailing `# comment`): the user's whole text
     return data
 
 

@@ -140,6 +140,16 @@ def _rule_name(rule: Any) -> str | None:
     return None
 
 
+def _field_rule_names(data: Mapping[str, Any]) -> set[str | None]:
+    model = data.get("model")
+    fields = model.get("fields") if isinstance(model, Mapping) else None
+    names: set[str | None] = set()
+    for declared in fields if isinstance(fields, list) else []:
+        rules = declared.get("rules") if isinstance(declared, Mapping) else None
+        names |= {_rule_name(r) for r in rules} if isinstance(rules, list) else set()
+    return names - {None}
+
+
 def append_rules(data: dict[str, Any], packs: Sequence[PolicyPack], layer: str | None) -> list[str]:
     """Append pack rules (a name the contract already uses is skipped); return the touched paths."""
     touched: list[str] = []
@@ -150,6 +160,8 @@ def append_rules(data: dict[str, Any], packs: Sequence[PolicyPack], layer: str |
         quality = data.setdefault("quality", {})
         current = list(quality.get(kind) or [])
         names = {_rule_name(r) for r in current} - {None}
+        if kind == "row_rules":  # field-level rules are row rules too (SEMANTICS §10.1)
+            names |= _field_rule_names(data)
         for rule in extra:
             name = _rule_name(rule)
             if name is not None and name in names:

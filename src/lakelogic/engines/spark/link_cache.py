@@ -23,14 +23,15 @@ LinkKey = tuple[str, str, tuple[str, ...], str, str]
 
 
 def normal_location(location: str) -> str:
-    """One spelling per location: catalog tables fully qualified (as a commit reports its target), paths
-    without ``file://`` or a trailing slash; case-insensitive."""
+    """One spelling per location: catalog tables fully qualified (as a commit reports its target) and
+    case-insensitive, as catalog identifiers are; paths without ``file://`` or a trailing slash, with their
+    case kept (``Codes.csv`` and ``codes.csv`` are two files on Linux and object stores)."""
     from lakelogic.tables.target import is_table_name, qualify_table
 
     text = location.strip()
     if is_table_name(text):
         return qualify_table(text).lower()
-    return text.removeprefix("file://").rstrip("/").lower()
+    return text.removeprefix("file://").rstrip("/")
 
 
 def link_key(step: LoadLink) -> LinkKey:
