@@ -408,3 +408,14 @@ def test_a_pack_rule_named_like_a_field_rule_is_skipped(project: Path) -> None:
     )
     eff = resolve_effective(path, env="dev", policy_pack_dir=project / "policy_packs")
     assert [r["name"] for r in eff.data["quality"]["row_rules"]] == ["mine"]
+
+
+def test_an_unknown_key_in_a_packs_quality_block_is_an_error(project: Path) -> None:
+    write(
+        project / "policy_packs" / "typo.yaml",
+        "name: typo\nquality:\n  row_rule: [{name: a, sql: '1 = 1'}]\n",
+    )
+    with pytest.raises(ContractError, match=r"quality\.row_rule: unknown policy pack quality key"):
+        resolve_effective(
+            contract(project), env="dev", default_policy_pack=("policy_packs/typo.yaml", project)
+        )

@@ -234,3 +234,65 @@ def test_ddl_only_skips_disabled_entries(project: Path, monkeypatch: pytest.Monk
     result, _ = invoke(project, FakeRunner(), monkeypatch, "--ddl-only", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "CREATE TABLE" not in result.output
+
+
+def test_rows_the_driver_writes_itself_carry_the_bound_environment(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§2.5: without --env the environment is LAKELOGIC_ENV, else dev, also on the failed and skipped rows
+    the driver records itself and in the pipeline summary."""
+    monkeypatch.setenv("LAKELOGIC_ENV", "staging")
+    fake = FakeRunner({"bronze_orders": raises(RuntimeError("boom"))})
+    result, store = invoke(project, fake, monkeypatch, "--summary-table", "ops.pipeline_runs")
+    assert result.exit_code == 1
+    assert {(r["contract"], r["status"], r["environment"]) for r in store.query()} == {
+        ("bronze_orders", "failed", "staging"),
+        ("silver_orders", "skipped", "staging"),
+    }
+    con = duckdb.connect(str(project / "rl.duckdb"))
+    assert con.execute("SELECT environment FROM ops.pipeline_runs").fetchall() == [("staging",)]
+    con.close()
+
+
+def test_metrics_file_and_exporter_get_the_prefix_tags_and_pipeline_gauges(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§15.3: `--metrics-prefix` and `--metrics-tags` apply to the `.prom` file too, and a live exporter
+    is given the pipeline counters once the pipeline run ends."""
+    finished: list[dict[str, Any]] = []
+
+    class Exporter:
+        def start(self, *args: Any) -> None: ...
+        def observe(self, contract: Any) -> None: ...
+        def finish(self, counters: Any) -> None:
+            finished.append(dict(counters))
+
+        def shutdown(self) -> None: ...
+
+    monkeypatch.setattr(driver_cmd, "metrics_exporter", lambda *args: Exporter())
+    prom = project / "m.prom"
+    flags = ["--metrics-path", str(prom), "--metrics-prefix", "acme", "--metrics-tags", "team=data"]
+    flags += ["--metrics-linger-seconds", "0"]
+    result, _ = invoke(project, FakeRunner(), monkeypatch, *flags)
+    assert result.exit_code == 0, result.output
+    text = prom.read_text()
+    assert (
+        'acme_contract_rows_read_total{contract="bronze.bronze_orders",layer="bronze",team="data"} 10.0'
+        in text
+    )
+    assert 'acme_pipeline_contracts{status="succeeded",team="data"} 2.0' in text
+    assert "lakelogic_" not in text
+    assert [f["succeeded"] for f in finished] == [2]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--metrics-tags", "novalue"], ["--summary-backend", "bogus"]],
+    ids=["metrics-tags", "summary-backend"],
+)
+def test_bad_metrics_and_summary_options_stop_before_anything_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str]
+) -> None:
+    fake = FakeRunner()
+    result, _ = invoke(project, fake, monkeypatch, *flags)
+    assert result.exit_code == 2 and fake.ran() == []

@@ -21,6 +21,7 @@ from lakelogic.cli.driver_support import (
     ddl_only,
     err_console,
     load_backend,
+    metric_tags,
     metrics_exporter,
     no_runner,
     parse_date,
@@ -31,6 +32,7 @@ from lakelogic.cli.driver_support import (
     window_spec,
 )
 from lakelogic.cli.driver_view import LiveBoard, render_plan, render_summary
+from lakelogic.contract.hierarchy.environment import environment_name
 from lakelogic.driver.gates import Outcome
 from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, load_pipeline
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
@@ -39,7 +41,7 @@ from lakelogic.driver.summary import build_summary, contract_row
 from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
 from lakelogic.errors import LakeLogicError
 from lakelogic.plan.approval import load_approval_file
-from lakelogic.runlog import find_project_root, open_store, set_default_store
+from lakelogic.runlog import BACKENDS, find_project_root, open_store, set_default_store
 from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
 
 if TYPE_CHECKING:
@@ -195,6 +197,9 @@ def main(
         )
         load_backend(run_log_backend)
         load_backend(summary_backend)
+        if summary_backend not in BACKENDS:  # refused before anything runs, as the run log's is
+            raise LakeLogicError(f"--summary-backend {summary_backend!r}; allowed: {', '.join(BACKENDS)}")
+        tags = metric_tags(metrics_tags)
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
         set_default_store(store)  # runs recorded by the engine itself land in the same store
         approval = load_approval_file(approval_file) if approval_file is not None else None
@@ -215,7 +220,7 @@ def main(
         timeout_minutes=entity_timeout_minutes,
         max_consecutive_failures=max_consecutive_failures,
         window=spec,
-        environment=env,
+        environment=environment_name(env),
         engine=engine,
         overrides=tuple(set_),
     )
@@ -292,7 +297,6 @@ def main(
             total = len(full)
         windows = [(int(saved_backfill.get("index", 0)), None), *later]
     codes: list[int] = []
-    tags = dict(kv.split("=", 1) for kv in split_values([metrics_tags] if metrics_tags else []) if "=" in kv)
     exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for step, (index, fixed) in enumerate(windows):
         options.window_override = fixed
@@ -315,7 +319,7 @@ def main(
             state = DriverState(state_path, run_id, as_of, backfill_id, args)
             state.save()
         if exporter is not None:
-            exporter.start(run_id, engine, env)
+            exporter.start(run_id, engine, options.environment)
         try:
             result = _execute(
                 pipeline, runner, cancel, options, store, run_id, as_of, live, state, resuming, exporter
@@ -326,7 +330,12 @@ def main(
                 close()  # the reference cache lives for one pipeline run
         label = fixed.label if fixed else spec.mode
         summary = build_summary(
-            result, pipeline.dag, engine=engine, environment=env, window_label=label, backfill_id=backfill_id
+            result,
+            pipeline.dag,
+            engine=engine,
+            environment=options.environment,
+            window_label=label,
+            backfill_id=backfill_id,
         )
         render_summary(console, pipeline.dag, result, summary)
         if summary_table:
@@ -345,9 +354,12 @@ def main(
             atomic_write_json(summary_path, summary.to_dict())
         if metrics_path:
             if metrics_path.suffix == ".prom":
-                metrics_path.write_text(prometheus_text(summary), encoding="utf-8")
+                text = prometheus_text(summary, prefix=metrics_prefix, tags=tags)
+                metrics_path.write_text(text, encoding="utf-8")
             else:
                 atomic_write_json(metrics_path, metrics_payload(summary, tags))
+        if exporter is not None:
+            exporter.finish(summary.counters())  # §15.3 pipeline gauges, once per pipeline run
         codes.append(result.exit_code)
         if backfill_args and result.exit_code == 1:
             err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{total} ({label})")

@@ -169,6 +169,17 @@ def confirm_and_reset(
         console.print(f"reset {result.node_id}: emptied {', '.join(result.emptied) or 'nothing'}")
 
 
+def metric_tags(text: str | None) -> dict[str, str]:
+    """``--metrics-tags k=v,…`` (§15.3 constant labels); an item without ``=`` is a configuration error."""
+    tags: dict[str, str] = {}
+    for item in split_values([text] if text else []):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise LakeLogicError(f"--metrics-tags {item!r}: expected key=value")
+        tags[key.strip()] = value.strip()
+    return tags
+
+
 def metrics_exporter(
     backend: str | None, host: str | None, port: int | None, prefix: str, tags: dict[str, str]
 ) -> MetricsExporter | None:
@@ -180,7 +191,11 @@ def metrics_exporter(
         from lakelogic.runlog.prometheus import PrometheusExporter
 
         exporter = PrometheusExporter(prefix=prefix, tags=tags)
-        exporter.serve(port if port is not None else 9100, host or "0.0.0.0")
+        try:
+            exporter.serve(port if port is not None else 9100, host or "0.0.0.0")
+        except OSError as exc:  # e.g. the port is taken
+            err_console.print(f"[red]configuration error[/red]: --metrics-port {port}: {exc}")
+            raise typer.Exit(2) from None
         return exporter
     if backend == "statsd":
         from lakelogic.runlog.statsd_exporter import StatsdExporter

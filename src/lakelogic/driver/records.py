@@ -34,7 +34,8 @@ def synthetic_report(
         layer=node.layer,
         domain=node.domain,
         system=node.system,
-        environment=options.environment,
+        # the hierarchy's bound environment, as the engine reports it for the nodes that ran
+        environment=getattr(node.effective, "environment", None) or options.environment,
         engine=options.engine,
         status=status,
         started_at=started,

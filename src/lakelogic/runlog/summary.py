@@ -186,13 +186,18 @@ def metrics_payload(summary: PipelineSummary, tags: Mapping[str, str] | None = N
     }
 
 
-def prometheus_text(summary: PipelineSummary, prefix: str = "lakelogic") -> str:
-    """Prometheus exposition text of the metrics (for a textfile collector)."""
+def prometheus_text(
+    summary: PipelineSummary, prefix: str = "lakelogic", tags: Mapping[str, str] | None = None
+) -> str:
+    """Prometheus exposition text of the metrics (for a textfile collector); ``tags`` are constant labels
+    on every sample (§15.3 ``--metrics-tags``)."""
     lines: list[str] = []
+    constant = dict(tags or {})
 
     def metric(name: str, kind: str, samples: list[tuple[dict[str, str], float]]) -> None:
         lines.append(f"# TYPE {prefix}_{name} {kind}")
-        for labels, value in samples:
+        for own, value in samples:
+            labels = own | constant
             text = ",".join(f'{k}="{v}"' for k, v in labels.items())
             lines.append(f"{prefix}_{name}{{{text}}} {value}" if text else f"{prefix}_{name} {value}")
 

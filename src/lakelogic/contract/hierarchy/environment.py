@@ -15,10 +15,15 @@ DEFAULT_ENV = "dev"
 _LAYER_KEYS = tuple(f"{layer}_layer" for layer in LAYERS)
 
 
+def environment_name(env: str | None) -> str:
+    """The active environment (§2.5): ``--env``, else ``LAKELOGIC_ENV``, else ``dev``."""
+    return env or os.environ.get("LAKELOGIC_ENV") or DEFAULT_ENV
+
+
 def bind_environment(
     env: str | None, system: SystemFile | None, system_file: Path | None
 ) -> tuple[str, dict[str, str]]:
-    name = env or os.environ.get("LAKELOGIC_ENV") or DEFAULT_ENV
+    name = environment_name(env)
     if system is None or not system.environments:
         return name, {}
     if name not in system.environments:

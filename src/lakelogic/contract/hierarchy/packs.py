@@ -85,6 +85,18 @@ def _check_keys(data: Mapping[str, Any], file: Path) -> list[Problem]:
         for key in data
         if key not in allowed
     ]
+    quality = data.get("quality")
+    if isinstance(quality, Mapping):  # a typo (`row_rule:`) must not drop the pack's rules silently
+        problems += [
+            Problem(
+                file=str(file),
+                path=f"quality.{key}",
+                message="unknown policy pack quality key",
+                allowed="row_rules, dataset_rules",
+            )
+            for key in quality
+            if key not in ("row_rules", "dataset_rules")
+        ]
     for key in [k for k in data if str(k).endswith("transformations_mode")]:
         if data[key] not in _MODES:
             problems.append(
