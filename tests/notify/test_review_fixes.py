@@ -148,10 +148,17 @@ def test_unexpected_run_errors_still_notify_failure(monkeypatch: pytest.MonkeyPa
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk on fire")
 
+    class Conf:  # what the run's UTC pin reads (engines.spark.utc); no Spark is needed here
+        def get(self, key: str, default: str | None = None) -> str:
+            return "UTC"
+
+    class Session:
+        conf = Conf()
+
     monkeypatch.setattr(runner, "_run", broken)
     with http_receiver() as (url, received):
         processor = DataProcessor(
-            _doc([{"type": "webhook", "url": url, "on_events": ["failure"]}]), spark=object()
+            _doc([{"type": "webhook", "url": url, "on_events": ["failure"]}]), spark=Session()
         )  # type: ignore[arg-type]
         with pytest.raises(RuntimeError, match="disk on fire"):
             processor.run()
