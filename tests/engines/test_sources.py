@@ -42,6 +42,25 @@ def test_csv_reads_text_and_quarantines_malformed_rows(spark: Any, tmp_path: Pat
     assert report.source.files_count == 3 and report.source.max_source_mtime is not None
 
 
+def test_csv_files_with_other_column_orders_are_read_by_name(spark: Any, tmp_path: Path) -> None:
+    """Each file's own header names its columns: Spark maps every file to the first file's header by
+    position, which swapped `id` and `name` of a reordered export and let the rows pass as good. A column
+    a file lacks is NULL there (§7.1), here a missing required id."""
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "a.csv").write_text("id,name\n1,ann\n")
+    (data / "b.csv").write_text("name,id\nbob,2\n")
+    (data / "c.csv").write_text("name\ncy\n")
+    (data / "d.csv").write_text("id,name\n4,dee\n")
+    result = DataProcessor(_doc(data, "csv"), spark=spark).run()
+    good, bad = result
+    assert rows_of(good, "id", "name") == [(1, "ann"), (2, "bob"), (4, "dee")]
+    assert rows_of(bad, "name", "_lakelogic_errors") == [
+        ("cy", ["Rule failed: id_required (id IS NOT NULL)"])
+    ]
+    assert result.report.counts.source == 4 and result.report.counts.reconciles()
+
+
 def test_json_lines_broken_line_is_malformed(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text('{"id": 1, "name": "a"}\n{"id": 2, "name": \n{"id": 3, "name": "c"}\n')

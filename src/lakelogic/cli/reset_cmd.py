@@ -35,6 +35,7 @@ def register(app: typer.Typer) -> None:
             node = build_node(entry, effective.data, effective=effective)
             tables = [name for name, _ in reset_targets(node)]
             if not yes and not typer.confirm(f"Empty {', '.join(tables) or 'nothing'} of {node.id}?"):
+                Console(stderr=True).print(f"not reset: {node.id} is unchanged")
                 raise typer.Exit(1)
             [result] = reset_nodes(spark_for("spark"), [node], store=open_store(run_log_database))
         except LakeLogicError as exc:

@@ -338,8 +338,12 @@ def _read_csv(
     tab: bool,
     headerless_names: Sequence[str] = (),
 ) -> DataFrame | None:
+    from functools import reduce
+
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
+
+    from lakelogic.sources.csv_headers import files_by_header
 
     if int(options.get("skip_rows") or 0) > 0:
         raise UnsupportedError(
@@ -374,28 +378,39 @@ def _read_csv(
     # Malformed-row detection must not depend on which columns a query reads: with CSV column pruning
     # Spark tokenises only the selected columns and misses wrong field counts.
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
-    # The header gives the column names; every column is read as text, plus the corrupt-record column.
-    header = spark.read.options(**csv_opts).csv(list(files)).schema
-    if not header.fields:
+    with_header = csv_opts["header"] == "true"
+    groups = (
+        files_by_header(spark, list(files), csv_opts["encoding"])
+        if with_header and len(files) > 1
+        else [list(files)]
+    )
+    frames = []
+    for group in groups:
+        # The header gives the column names; every column is read as text, plus the corrupt-record column.
+        header = spark.read.options(**csv_opts).csv(group).schema
+        if not header.fields:
+            continue
+        names = [f.name for f in header.fields]
+        if not with_header:
+            # no header: the columns are the model's fields in order (Spark would call them _c0, _c1, ...);
+            # columns beyond the model keep Spark's names
+            names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
+        schema = StructType([StructField(n, StringType(), True) for n in names])
+        schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
+        frames.append(spark.read.options(**csv_opts).schema(schema).csv(group))
+    if not frames:
         return None
-    names = [f.name for f in header.fields]
-    if options.get("has_header") is False:
-        # no header: the columns are the model's fields in order (Spark would call them _c0, _c1, ...);
-        # columns beyond the model keep Spark's names
-        names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
-    schema = StructType([StructField(n, StringType(), True) for n in names])
-    schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
-    frame = spark.read.options(**csv_opts).schema(schema).csv(list(files))
+    # files with other headers: combined by name, a column a file lacks is NULL there (csv_headers.py)
+    frame = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+    names = [c for c in frame.columns if c != CORRUPT_COLUMN]
     extra_nulls = null_values[1:]
     if extra_nulls:
         frame = frame.select(
             *[
-                F.when(F.col(f"`{f.name}`").isin(extra_nulls), F.lit(None))
-                .otherwise(F.col(f"`{f.name}`"))
-                .alias(f.name)
-                if f.name != CORRUPT_COLUMN
+                F.when(F.col(f"`{c}`").isin(extra_nulls), F.lit(None)).otherwise(F.col(f"`{c}`")).alias(c)
+                if c != CORRUPT_COLUMN
                 else F.col(CORRUPT_COLUMN)
-                for f in schema.fields
+                for c in frame.columns
             ]
         )
     return _undecodable_as_malformed(frame, names, csv_opts["sep"])
