@@ -40,6 +40,15 @@ def test_invalid_contract_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
 
 
+def test_invalid_contract_with_json_prints_a_json_error_on_stdout(tmp_path: Path) -> None:
+    bad = {**CONTRACT, "model": {"fields": [{"name": "id", "type": "strng"}]}}
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, bad)), "--json"])
+    assert result.exit_code == 2
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "failed" and payload["error"]["type"] == "contract"
+    assert any("model.fields[0].type" in p and "strng" in p for p in payload["error"]["problems"])
+
+
 @pytest.mark.spark
 def test_run_json_and_outputs(spark: Any, tmp_path: Path) -> None:
     data = tmp_path / "in.csv"

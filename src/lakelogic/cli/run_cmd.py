@@ -59,7 +59,7 @@ def run(
 ) -> None:
     """Run CONTRACT once: read, transform, validate, quarantine, and materialize when it has a target."""
     err = Console(stderr=True)
-    processor = _load(contract, set_, err)
+    processor = _load(contract, set_, err, as_json=as_json)
     materialize = processor.contract_has_materialization and not no_write
     from lakelogic.engines.spark.errors_text import clean_error_message
 
@@ -79,6 +79,7 @@ def run(
             )
     except LakeLogicError as exc:  # e.g. an unreadable approval file: before anything ran
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        _json_error(as_json, "configuration", str(exc))
         raise typer.Exit(2) from None
     except Exception as exc:  # noqa: BLE001 - programming/JVM errors: one clean line, exit 1
         err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)
@@ -124,12 +125,13 @@ class _Processor:
         return self._processor.run(source, **kwargs)
 
 
-def _load(contract: Path, set_: list[str] | None, err: Console) -> _Processor:
+def _load(contract: Path, set_: list[str] | None, err: Console, *, as_json: bool = False) -> _Processor:
     from lakelogic.api import DataProcessor
     from lakelogic.contract.overrides import parse_set_option
 
     if not contract.is_file():
         err.print(f"[red]error:[/red] contract file not found: {contract}")
+        _json_error(as_json, "contract", f"contract file not found: {contract}")
         raise typer.Exit(2)
     try:
         overrides = dict(parse_set_option(option) for option in set_ or [])
@@ -139,11 +141,20 @@ def _load(contract: Path, set_: list[str] | None, err: Console) -> _Processor:
         err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
         for problem in exc.problems:
             err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
+        _json_error(as_json, "contract", f"invalid contract {contract}", [p.render() for p in exc.problems])
         raise typer.Exit(2) from None
     except PlanError as exc:
         err.print(f"[red]cannot plan[/red] {escape(f'{contract}: {exc}')}", highlight=False, soft_wrap=True)
+        _json_error(as_json, "plan", f"{contract}: {exc}")
         raise typer.Exit(2) from None
     return _Processor(processor)
+
+
+def _json_error(as_json: bool, kind: str, message: str, problems: list[str] | None = None) -> None:
+    """``--json``: stdout carries JSON also when the run never started (a report-shaped error object)."""
+    if as_json:
+        error = {"type": kind, "message": message, "problems": problems or []}
+        typer.echo(json.dumps({"status": "failed", "error": error}, indent=2))
 
 
 def _record(report: RunReport, err: Console) -> None:

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from lakelogic.errors import ContractError, LakeLogicError
 
@@ -62,6 +63,6 @@ def ddl(
         try:
             created = apply_ddl(spark, table)
         except LakeLogicError as exc:
-            err.print(f"[red]error:[/red] {table.target.name}: {exc}", highlight=False, markup=False)
+            err.print(f"[red]error:[/red] {escape(f'{table.target.name}: {exc}')}", highlight=False)
             raise typer.Exit(1) from None
         typer.echo(f"{'created' if created else 'exists '} {table.target.format} {table.target.name}")
