@@ -29,3 +29,15 @@ def test_a_wrapped_jvm_error_keeps_its_context_and_root_cause_only() -> None:
 def test_text_without_frames_is_left_alone() -> None:
     text = "row rule 'x' cannot be evaluated:\n  column y is missing"
     assert without_jvm_frames(text) == text
+
+
+def test_spark_suggestions_leave_out_hidden_working_columns() -> None:
+    from lakelogic.engines.spark.runner import _without_hidden_columns
+
+    text = (
+        "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `amountt` "
+        "cannot be resolved. Did you mean one of the following? [`amount`, `__ll_raw_s_1`, `id`, `_ll_h`]."
+    )
+    cleaned = _without_hidden_columns(text)
+    assert cleaned.endswith("Did you mean one of the following? [`amount`, `id`].")
+    assert _without_hidden_columns("[`__ll_raw_a`, `amount`]") == "[`amount`]"

@@ -18,6 +18,7 @@ re-run the pre phase; ``none``, ``disk`` and
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -110,11 +111,20 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
         return None
     if isinstance(exc, AnalysisException | ParseException):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return EngineError(f"Spark rejected the contract's SQL: {first}")
+        return EngineError(f"Spark rejected the contract's SQL: {_without_hidden_columns(first)}")
     cause = _sql_runtime_error(str(exc))
     if cause is not None:
         return EngineError(f"the contract's SQL failed while running: {cause}")
     return None
+
+
+_HIDDEN_SUGGESTION = re.compile(r",?\s*`(?:__ll_|_ll_)[^`]*`")
+
+
+def _without_hidden_columns(text: str) -> str:
+    """Spark's "Did you mean one of the following? [...]" lists every column of the plan, LakeLogic's
+    hidden working columns (`__ll_raw_*`, `_ll_*`) included; the user never wrote those, so they go."""
+    return _HIDDEN_SUGGESTION.sub("", text).replace("[, ", "[")
 
 
 # Spark error classes a contract's own SQL raises on some row (raise_error/assert_true, ANSI arithmetic
