@@ -106,3 +106,15 @@ def test_a_contract_inside_a_hierarchy_runs_as_its_effective_contract(spark: Any
     assert (result.report.domain, result.report.system) == ("sales", "crm"), result.report.error
     row = result.good.first()
     assert (row["_lakelogic_domain"], row["_lakelogic_system"]) == ("sales", "crm")
+
+
+@pytest.mark.spark
+def test_a_target_spark_cannot_write_fails_before_the_source_is_read(spark: Any) -> None:
+    """Delta on a catalog table is refused up front (error type unsupported, nothing read), not after the
+    run validated every row."""
+    doc = {**DOC, "materialization": {"strategy": "merge", "format": "delta", "target_path": "silver.orders"}}
+    doc["primary_key"] = ["id"]
+    result = DataProcessor(doc, spark=spark).run(spark.createDataFrame([(1,)], "id int"), materialize=True)
+    assert result.report.status == "failed" and result.report.error is not None
+    assert result.report.error.type == "unsupported" and "catalog table" in result.report.error.message
+    assert result.report.counts.source == 0

@@ -20,7 +20,7 @@ from lakelogic.errors import ContractError, LakeLogicError, PlanError
 if TYPE_CHECKING:
     from lakelogic.report import MaterializationInfo, RunReport
 
-_CONTRACT_ERRORS = {"contract", "plan"}
+_CONTRACT_ERRORS = {"contract", "plan", "unsupported"}  # exit 2: fix the contract or the setup
 TOP_RULES = 10
 
 

@@ -39,7 +39,7 @@ from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_sca
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
-from lakelogic.tables.target import ResolvedTarget
+from lakelogic.tables.target import ResolvedTarget, require_spark_writable
 from lakelogic.tables.unknown_member import stored_member, unknown_member
 
 INTERNAL_PREFIX = "_ll_"
@@ -69,21 +69,11 @@ class WriteOutcome:
 
 def adapter_for(spark: SparkSession, target: ResolvedTarget) -> TableAdapter:
     """The table adapter of a resolved target (Iceberg catalog table, Delta path, Parquet/CSV/JSON path)."""
+    require_spark_writable(target)
     if target.format == "iceberg":
-        if not target.is_table:
-            raise UnsupportedError(
-                "iceberg targets must be catalog tables (catalog.namespace.table), "
-                f"got the path {target.name!r}",
-                hint="configure a catalog and use a table name, or choose format delta/parquet for paths",
-            )
         from lakelogic.tables.spark_iceberg import IcebergTable
 
         return IcebergTable(spark, target)
-    if target.is_table:
-        raise UnsupportedError(
-            f"format {target.format!r} on catalog table {target.name!r} is not supported on Spark",
-            hint="use format iceberg for catalog tables, or a path for delta/parquet/csv/json",
-        )
     if target.format == "delta":
         from lakelogic.tables.delta_adapter import delta_adapter
 

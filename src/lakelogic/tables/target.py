@@ -206,3 +206,18 @@ def resolve_target(contract: Any, *, target: str | None = None, env: str | None 
     kind: TargetKind = "table" if is_table_name(location) else "path"
     resolved = _make(location, _format(contract, env_entry, kind))
     return replace(resolved, quarantine=resolve_quarantine(contract, resolved))
+
+
+def require_spark_writable(target: ResolvedTarget) -> None:
+    """Spark writes Iceberg to catalog tables and the other formats to paths; anything else is refused
+    before a run reads its source (not after it validated every row)."""
+    if target.format == "iceberg" and not target.is_table:
+        raise UnsupportedError(
+            f"iceberg targets must be catalog tables (catalog.namespace.table), got the path {target.name!r}",
+            hint="configure a catalog and use a table name, or choose format delta/parquet for paths",
+        )
+    if target.format != "iceberg" and target.is_table:
+        raise UnsupportedError(
+            f"format {target.format!r} on catalog table {target.name!r} is not supported on Spark",
+            hint="use format iceberg for catalog tables, or a path for delta/parquet/csv/json",
+        )

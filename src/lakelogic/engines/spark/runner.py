@@ -262,6 +262,10 @@ def _run(
     as_of = datetime.now(UTC)
     plan = pin_clock(plan_factory(), as_of)
     fill_identity(report, plan, contract)
+    if request.materialize:  # a target Spark cannot write fails now, not after every row was checked
+        from lakelogic.tables.target import require_spark_writable, resolve_target
+
+        require_spark_writable(resolve_target(contract, target=request.target, env=request.env))
     residency = residency_warning(contract)
     if residency is not None:
         report.warnings.append(residency)
