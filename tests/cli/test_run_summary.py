@@ -34,5 +34,5 @@ def test_no_change_and_an_earlier_commit_say_why_nothing_was_written() -> None:
     unchanged = materialization_line(_info(strategy="merge"))
     assert unchanged.endswith("inserted 0, updated 0, deleted 0; nothing to commit")
     resumed = materialization_line(_info(strategy="append", already_committed=True, committed=True))
-    assert "already committed by an earlier attempt of this run" in resumed
+    assert "already committed (by this run before" in resumed
     assert "versions closed" not in resumed

@@ -80,10 +80,45 @@ def test_an_orchestrator_retry_with_its_run_id_and_state_file_resumes(
     assert result.exit_code == 0, result.output
     assert retry.ran() == ["silver.silver_orders"]
     assert {r["pipeline_run_id"] for r in store.query()} == {"airflow-42"}
+    again = FakeRunner()  # the same id once the run is complete: a new run, not an empty resume
+    result, _ = invoke(project, again, monkeypatch, *flags)
+    assert result.exit_code == 0 and again.ran() == ["bronze.bronze_orders", "silver.silver_orders"]
     other = FakeRunner()
     flags[1] = "airflow-43"
     result, _ = invoke(project, other, monkeypatch, *flags)
     assert result.exit_code == 0 and other.ran() == ["bronze.bronze_orders", "silver.silver_orders"]
+
+
+def test_a_killed_backfill_resumes_unreached_nodes_in_the_stopped_window(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node the killed run never reached is not in the state file; on resume it runs in the stopped
+    backfill window, not in a last_success window."""
+    state = project / "state.json"
+    flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-03"]
+    flags += ["--state-path", str(state)]
+    failing = FakeRunner({"silver_orders": raises(RuntimeError("boom"))})
+    result, _ = invoke(project, failing, monkeypatch, *flags)
+    assert result.exit_code == 1
+    saved = json.loads(state.read_text())
+    del saved["nodes"]["silver.silver_orders"]  # as if the driver was killed before silver started
+    state.write_text(json.dumps(saved))
+    labels: list[tuple[str, str]] = []
+
+    def record(request: Any) -> Any:
+        labels.append((request.node.name, request.window.label))
+        return ok(request)
+
+    resumed = FakeRunner({"silver_orders": record, "bronze_orders": record})
+    result, _ = invoke(project, resumed, monkeypatch, *flags, "--resume")
+    assert result.exit_code == 0, result.output
+    assert labels[0] == ("silver_orders", "backfill_20260101")
+    assert labels[1:] == [
+        ("bronze_orders", "backfill_20260102"),
+        ("silver_orders", "backfill_20260102"),
+        ("bronze_orders", "backfill_20260103"),
+        ("silver_orders", "backfill_20260103"),
+    ]
 
 
 def test_prometheus_backend_serves_during_the_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

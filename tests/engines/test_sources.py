@@ -61,6 +61,28 @@ def test_csv_files_with_other_column_orders_are_read_by_name(spark: Any, tmp_pat
     assert result.report.counts.source == 4 and result.report.counts.reconciles()
 
 
+def test_differently_headed_csv_files_keep_lineage_comments_and_compression(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The per-header groups are combined by a union, which has no `_metadata` column: each group carries
+    its source file itself. Headers are found as Spark finds them: after comment lines, inside `.gz`."""
+    import gzip
+
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "a.csv").write_text("# export of monday\nid,name\n1,ann\n")
+    (data / "b.csv").write_text("# export of tuesday\nname,id\nbob,2\n")
+    with gzip.open(data / "c.csv.gz", "wt") as handle:
+        handle.write("name,id\ncy,3\n")
+    doc = _doc(data, "csv", options={"comment_prefix": "#"})
+    doc["lineage"] = {"enabled": True}
+    result = DataProcessor(doc, spark=spark).run()
+    good, _ = result
+    assert result.report.status == "succeeded", result.report.error
+    rows = sorted((r["id"], r["name"], Path(r["_lakelogic_source"]).name) for r in good.collect())
+    assert rows == [(1, "ann", "a.csv"), (2, "bob", "b.csv"), (3, "cy", "c.csv.gz")]
+
+
 def test_json_lines_broken_line_is_malformed(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text('{"id": 1, "name": "a"}\n{"id": 2, "name": \n{"id": 3, "name": "c"}\n')

@@ -262,8 +262,11 @@ def main(
     backfill_id = str(uuid.uuid4()) if backfill else None
     if state_path is None and resume:
         state_path = find_project_root() / ".lakelogic" / "driver_state.json"
-    retried = pipeline_run_id and state_path is not None and _saved_run(state_path) == pipeline_run_id
-    if retried and not resume:
+    saved = _saved_state(state_path) if pipeline_run_id and state_path is not None else None
+    unfinished = saved is not None and any(
+        node_id not in saved.nodes or not saved.nodes[node_id].done for node_id in pipeline.selected
+    )
+    if saved is not None and saved.pipeline_run_id == pipeline_run_id and unfinished and not resume:
         # §18: an orchestrator retries a task with its own run id and a shared state file; the retry
         # resumes that pipeline run instead of computing new windows and running every contract again
         err_console.print(f"resuming pipeline run {pipeline_run_id} from {state_path}")
@@ -295,7 +298,11 @@ def main(
             later = [(i, w) for i, w in enumerate(full) if i > position]
             backfill_args = {k: v for k, v in saved_backfill.items() if k != "index"}
             total = len(full)
-        windows = [(int(saved_backfill.get("index", 0)), None), *later]
+            # nodes the stopped run never reached (killed mid-layer) get that window, not last_success
+            stopped: Window | None = full[position] if position < len(full) else None
+            windows = [(position, stopped), *later]
+        else:
+            windows = [(0, None)]
     codes: list[int] = []
     exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for step, (index, fixed) in enumerate(windows):
@@ -305,8 +312,8 @@ def main(
         run_id = pipeline_run_id if (pipeline_run_id and len(windows) == 1) else None
         as_of = datetime.now(UTC)
         if resuming is not None:
+            # saved nodes keep their own windows (the runner reads them from the state first)
             run_id, as_of = resuming.pipeline_run_id, resuming.as_of
-            options.window_override = None  # the saved nodes keep their windows
         run_id = run_id or str(uuid.uuid4())
         state = resuming
         if state is None and state_path is not None:
@@ -407,9 +414,9 @@ def _execute(
         return run.execute()
 
 
-def _saved_run(state_path: Path) -> str | None:
-    """The pipeline run id a state file holds; None when there is no readable state file."""
+def _saved_state(state_path: Path) -> DriverState | None:
+    """The state a state file holds; None when there is no readable state file."""
     try:
-        return load_state(state_path).pipeline_run_id
+        return load_state(state_path)
     except LakeLogicError:
         return None

@@ -222,7 +222,7 @@ def materialization_line(m: MaterializationInfo) -> str:
     if m.strategy == "scd2" or m.versions_closed:
         counts += f", versions closed {m.versions_closed}"
     if m.already_committed:
-        commit = "already committed by an earlier attempt of this run: nothing written"
+        commit = "already committed (by this run before, or this backfill window earlier): nothing written"
     elif m.committed:
         commit = f"committed {'snapshot ' + m.snapshot if m.snapshot else 'without a snapshot id'}"
     else:

@@ -95,6 +95,8 @@ class PipelineRun:
         self._aborted: str | None = None
         self._consecutive_failures = 0
         self._circuit_open = False
+        # timed-out nodes whose threads may still be busy: they hold a worker until they return
+        self._abandoned: list[Future[tuple[RunReport, int]]] = []
 
     # public --------------------------------------------------------------------------------
 
@@ -188,8 +190,12 @@ class PipelineRun:
         so the circuit breaker and fail-fast stop every node not yet running (§13: "starts nothing new"),
         and a node's timeout counts from its start, not from a wait in the pool's queue."""
         progressed = False
+        self._abandoned = [f for f in self._abandoned if not f.done()]
         for node_id in list(pending):
-            if len(running) >= workers:
+            # a thread still busy with a timed-out node holds its worker; when only such threads are
+            # left, one node is queued anyway, so a stuck thread delays the layer but never stalls it
+            busy = len(running) + (len(self._abandoned) if running else 0)
+            if busy >= workers:
                 break
             same_layer_ups = [
                 u for u in self.dag.upstreams(node_id) if u in pending or self._is_running(u, running)
@@ -252,7 +258,8 @@ class PipelineRun:
                 running.pop(future)
                 if self.cancel is not None:
                     self.cancel(node_id)  # cancels the node's Spark job group
-                future.cancel()
+                if not future.cancel():
+                    self._abandoned.append(future)
                 node = self.dag.nodes[node_id]
                 report = self._synthetic_report(node, window, RunStatus.FAILED, t_start)
                 report.error = ErrorBlock(type="timeout", message=f"{node_id} exceeded its timeout")

@@ -186,6 +186,11 @@ def metrics_payload(summary: PipelineSummary, tags: Mapping[str, str] | None = N
     }
 
 
+def _label_value(value: object) -> str:
+    """Exposition-format escaping of a label value (backslash, double quote, line feed)."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def prometheus_text(
     summary: PipelineSummary, prefix: str = "lakelogic", tags: Mapping[str, str] | None = None
 ) -> str:
@@ -197,8 +202,9 @@ def prometheus_text(
     def metric(name: str, kind: str, samples: list[tuple[dict[str, str], float]]) -> None:
         lines.append(f"# TYPE {prefix}_{name} {kind}")
         for own, value in samples:
-            labels = own | constant
-            text = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            # a sample's own label wins over a constant tag of the same name
+            labels = own | {k: v for k, v in constant.items() if k not in own}
+            text = ",".join(f'{k}="{_label_value(v)}"' for k, v in labels.items())
             lines.append(f"{prefix}_{name}{{{text}}} {value}" if text else f"{prefix}_{name} {value}")
 
     per = summary.contracts

@@ -5,39 +5,64 @@ them by position. A directory where one export has `amount,id` and another `id,a
 file's values under the other's names, and the rows pass as good. Each group of files that share a
 header is read on its own, and the groups are combined by column name. A column that a file lacks is
 NULL there (SEMANTICS §7.1).
+
+Only listed (local) files are grouped; remote directories and globs go to Spark unlisted.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import bz2
+import codecs
+import gzip
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+# Spark reads these compressions by extension too; Python reads the first two, the rest keep one group
+_PYTHON_READABLE = {".gz": gzip.open, ".bz2": bz2.open}
+_OTHER_COMPRESSIONS = {".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br"}
+UNKNOWN = "\x00unknown header"  # a header this module cannot read: grouped with the first files
 
 
-def first_line(spark: SparkSession, uri: str, charset: str) -> str | None:
-    """The first line of ``uri`` (any Hadoop file system), decoded with ``charset``; None when empty."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    path = jvm.org.apache.hadoop.fs.Path(uri)
-    stream = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).open(path)  # type: ignore[union-attr]
+def header_line(path: str, encoding: str, comment: str | None) -> str | None:
+    """The header of the local CSV file ``path``: its first line that is neither blank nor a comment, as
+    Spark takes it (BOM and line end removed). None for a file without one; :data:`UNKNOWN` when the file
+    cannot be read here (an unknown encoding or compression)."""
+    suffix = Path(path).suffix.lower()
+    if suffix in _OTHER_COMPRESSIONS:
+        return UNKNOWN
     try:
-        reader = jvm.java.io.BufferedReader(jvm.java.io.InputStreamReader(stream, charset))
-        line = reader.readLine()
-    finally:
-        stream.close()
-    if line is None:
-        return None
-    return str(line).removeprefix("\ufeff").rstrip("\r")
+        codecs.lookup(encoding)
+    except LookupError:
+        return UNKNOWN
+    opener = _PYTHON_READABLE.get(suffix)
+    handle: IO[str] = (
+        opener(path, "rt", encoding=encoding, errors="replace", newline="")  # type: ignore[operator]
+        if opener is not None
+        else open(path, encoding=encoding, errors="replace", newline="")  # noqa: SIM115 - closed below
+    )
+    with handle:
+        return _first_header(handle, comment)
 
 
-def files_by_header(spark: SparkSession, files: list[str], charset: str) -> list[list[str]]:
-    """``files`` grouped by identical header lines, in order of first appearance. Empty files join the
-    first group (they hold no rows); one group when every file has the same header."""
+def _first_header(lines: Iterable[str], comment: str | None) -> str | None:
+    for number, raw in enumerate(lines):
+        line = raw.removeprefix("\ufeff") if number == 0 else raw
+        line = line.rstrip("\r\n")
+        if not line.strip() or (comment and line.startswith(comment)):
+            continue
+        return line
+    return None
+
+
+def files_by_header(files: list[str], encoding: str, comment: str | None) -> list[list[str]]:
+    """``files`` grouped by identical header lines, in order of first appearance. Files without a header
+    line or with one that cannot be read here join the first group; one group when every file has the
+    same header."""
     groups: dict[str | None, list[str]] = {}
-    for uri in files:
-        groups.setdefault(first_line(spark, uri, charset), []).append(uri)
-    empty = groups.pop(None, [])
+    for path in files:
+        groups.setdefault(header_line(path, encoding, comment), []).append(path)
+    unplaced = groups.pop(None, []) + groups.pop(UNKNOWN, [])
     ordered = list(groups.values()) or [[]]
-    ordered[0].extend(empty)
+    ordered[0].extend(unplaced)
     return ordered

@@ -233,10 +233,10 @@ def read_files(
         targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
         if not targets:
             return SourceRead(None, info, fmt_family, selected=selected)
-    frame = _read(spark, fmt_family, declared, targets, base, options, headerless_names)
+    frame = _read(spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path)
     if frame is None:
         return SourceRead(None, info, fmt_family, targets, selected)
-    if with_file_path:
+    if with_file_path and SOURCE_FILE_COLUMN not in frame.columns:
         from pyspark.sql import functions as F
 
         frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
@@ -254,6 +254,7 @@ def _read(
     base: str | None,
     options: Mapping[str, Any],
     headerless_names: Sequence[str] = (),
+    with_file_path: bool = False,
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = spark.read
@@ -268,6 +269,7 @@ def _read(
             engine_options,
             tab=family == "tsv" or declared == "tsv",
             headerless_names=headerless_names,
+            with_file_path=with_file_path,
         )
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
@@ -337,6 +339,7 @@ def _read_csv(
     *,
     tab: bool,
     headerless_names: Sequence[str] = (),
+    with_file_path: bool = False,
 ) -> DataFrame | None:
     from functools import reduce
 
@@ -380,7 +383,7 @@ def _read_csv(
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     with_header = csv_opts["header"] == "true"
     groups = (
-        files_by_header(spark, list(files), csv_opts["encoding"])
+        files_by_header(list(files), str(options.get("encoding", "utf-8")), csv_opts.get("comment"))
         if with_header and len(files) > 1
         else [list(files)]
     )
@@ -397,19 +400,22 @@ def _read_csv(
             names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
         schema = StructType([StructField(n, StringType(), True) for n in names])
         schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
-        frames.append(spark.read.options(**csv_opts).schema(schema).csv(group))
+        frame = spark.read.options(**csv_opts).schema(schema).csv(group)
+        if with_file_path and len(groups) > 1:  # a union has no `_metadata` column to take it from later
+            frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
+        frames.append(frame)
     if not frames:
         return None
     # files with other headers: combined by name, a column a file lacks is NULL there (csv_headers.py)
     frame = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
-    names = [c for c in frame.columns if c != CORRUPT_COLUMN]
+    names = [c for c in frame.columns if c not in (CORRUPT_COLUMN, SOURCE_FILE_COLUMN)]
     extra_nulls = null_values[1:]
     if extra_nulls:
         frame = frame.select(
             *[
                 F.when(F.col(f"`{c}`").isin(extra_nulls), F.lit(None)).otherwise(F.col(f"`{c}`")).alias(c)
-                if c != CORRUPT_COLUMN
-                else F.col(CORRUPT_COLUMN)
+                if c in names
+                else F.col(f"`{c}`")
                 for c in frame.columns
             ]
         )

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from loguru import logger
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -49,4 +51,13 @@ def utc_session(spark: SparkSession) -> Iterator[None]:
             if inside > 1:
                 _holders[key] = (inside - 1, saved)
             elif saved is not None:
-                spark.conf.set(ZONE_KEY, saved)
+                _restore(spark, saved)
+
+
+def _restore(spark: SparkSession, zone: str) -> None:
+    # A session that died (often why the run failed) cannot take the zone back; that must not replace
+    # the run's own error, so it is logged instead.
+    try:
+        spark.conf.set(ZONE_KEY, zone)
+    except Exception as exc:  # noqa: BLE001 - logged, and the run's outcome stands
+        logger.warning("could not restore the session time zone {}: {}", zone, exc)
