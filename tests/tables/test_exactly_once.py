@@ -67,6 +67,13 @@ def test_a_backfill_window_committed_by_any_pipeline_run_is_a_noop(
     assert write_frame(spark, batch, target, WriteSpec(), regular).committed
     assert len(read_back(spark, target)) == 3
 
+    # a reset empties the table but keeps its history: the window's earlier commits no longer count
+    adapter_for(spark, target).empty(CommitStamp("reset-1", "orders", role="reset"))
+    rebuilt = write_frame(spark, batch, target, WriteSpec(), backfill("r5", "p5", day))
+    assert rebuilt.committed and not rebuilt.already_committed
+    assert len(read_back(spark, target)) == 1
+    assert write_frame(spark, batch, target, WriteSpec(), backfill("r6", "p6", day)).already_committed
+
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_crash_before_commit_leaves_target_unchanged_and_rerun_succeeds(

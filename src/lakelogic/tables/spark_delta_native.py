@@ -24,7 +24,7 @@ from lakelogic.tables.spark_fs import HadoopFS
 from lakelogic.tables.spark_iceberg import quote_ident
 from lakelogic.tables.spark_merge import OP, change_set_merge_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
-from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.stamp import CommitStamp, committed_in
 from lakelogic.tables.target import ResolvedTarget
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
@@ -63,14 +63,15 @@ class NativeDeltaTable:
         if not self.exists():
             return False
         rows = self.spark.sql(f"DESCRIBE HISTORY {self.sql_name}").select("userMetadata").collect()
+        history: list[dict[str, object]] = []  # newest first, as DESCRIBE HISTORY lists it
         for row in rows:
             try:
                 props = json.loads(row["userMetadata"] or "{}")
             except ValueError:
                 continue
-            if isinstance(props, dict) and stamp.matches(props):
-                return True
-        return False
+            if isinstance(props, dict):
+                history.append(props)
+        return committed_in(history, stamp)
 
     def _version(self) -> str:
         row = self.spark.sql(f"DESCRIBE HISTORY {self.sql_name} LIMIT 1").select("version").first()

@@ -32,7 +32,7 @@ from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_filebase import DataFile, FileTableBase, Staged
 from lakelogic.tables.spark_fs import FileStatus, footer, partition_values
 from lakelogic.tables.spec import WriteSpec
-from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.stamp import CommitStamp, committed_in
 
 TIMESTAMP_CONF = "spark.sql.parquet.outputTimestampType"
 
@@ -111,7 +111,7 @@ class DeltaRsTable(FileTableBase):
     def already_committed(self, stamp: CommitStamp) -> bool:
         if not self.exists():
             return False
-        return any(stamp.matches(entry) for entry in self._table().history())
+        return committed_in(self._table().history(), stamp)  # newest first
 
     _replace_schema = False
 

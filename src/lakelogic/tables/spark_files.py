@@ -87,6 +87,16 @@ class FileTable(FileTableBase):
             for f in self.fs.list_files(self.target.name, suffix=self.file_suffix)
         ]
 
+    def empty(self, stamp: CommitStamp) -> bool:
+        """As for every path table, plus: the backfill-window markers go, since their rows went (a later
+        backfill of those windows must write them again, DRIVER §8)."""
+        emptied = super().empty(stamp)
+        if emptied and self.fs.exists(self._commits()):
+            for name in self.fs.list_dir(self._commits()):  # file names
+                if name.startswith("window-any-"):
+                    self.fs.delete(self._commits(name))
+        return emptied
+
     def _marker_names(self, stamp: CommitStamp) -> list[str]:
         # SEMANTICS §13.4 names the run marker <run_id>.json (a table directory holds one role's commits)
         names = [f"{stamp.run_id}.json"]

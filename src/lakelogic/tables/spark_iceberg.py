@@ -23,7 +23,7 @@ from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
 from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
-from lakelogic.tables.stamp import PREFIX, CommitStamp
+from lakelogic.tables.stamp import PREFIX, CommitStamp, committed_in
 from lakelogic.tables.target import ResolvedTarget
 
 
@@ -135,9 +135,10 @@ class IcebergTable:
                 f"(summary['{PREFIX}contract'] = {sql_string(stamp.contract)} AND "
                 f"summary['{PREFIX}window_start'] = {sql_string(start)})"
             )
+            clauses.append(f"summary['{PREFIX}role'] = 'reset'")  # a reset ends the search
         elif stamp.pipeline_run_id:
             clauses.append(f"summary['{PREFIX}pipeline_run_id'] = {sql_string(stamp.pipeline_run_id)}")
-        return any(stamp.matches(s) for s in self._summaries(" OR ".join(clauses)))
+        return committed_in(self._summaries(" OR ".join(clauses)), stamp)
 
     def snapshot_of(self, stamp: CommitStamp) -> str | None:
         found = self.stamped_snapshots(stamp)

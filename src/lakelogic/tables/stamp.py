@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -80,3 +80,15 @@ class CommitStamp:
         return all(
             str(props.get(f"{PREFIX}{k}") or "") == mine[f"{PREFIX}{k}"] for k in ("pipeline_run_id", *same)
         )
+
+
+def committed_in(history: Iterable[Mapping[str, object]], stamp: CommitStamp) -> bool:
+    """Whether ``history`` (commit metadata, newest first) holds ``stamp``'s commit. For a backfill
+    window, commits older than the table's latest reset do not count: the reset removed their rows, so
+    backfilling the window again must write it (DRIVER §8)."""
+    for props in history:
+        if stamp.any_pipeline_run and str(props.get(f"{PREFIX}role") or "") == "reset":
+            return False
+        if stamp.matches(props):
+            return True
+    return False
