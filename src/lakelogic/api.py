@@ -183,7 +183,8 @@ class DataProcessor:
 
         metadata = self.contract.metadata
         try:
-            record_run(report, store=store_for_metadata(metadata if isinstance(metadata, dict) else None))
+            meta = metadata if isinstance(metadata, dict) else None
+            record_run(report, store=store_for_metadata(meta, self.contract.source_file))
         except Exception as exc:  # noqa: BLE001 - the run's own outcome stands; the loss is reported
             report.warnings.append(f"the run was not recorded in the run log: {exc}")
 

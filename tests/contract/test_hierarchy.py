@@ -419,3 +419,28 @@ def test_an_unknown_key_in_a_packs_quality_block_is_an_error(project: Path) -> N
         resolve_effective(
             contract(project), env="dev", default_policy_pack=("policy_packs/typo.yaml", project)
         )
+
+
+def test_system_run_log_becomes_the_contracts_run_log_setting(project: Path) -> None:
+    sysfile = project / "retail" / "crm" / "_system.yaml"
+    sysfile.write_text(
+        sysfile.read_text().replace(
+            "storage: {catalog: lake}",
+            "storage: {catalog: lake, run_log: {backend: sqlite, database: logs/crm.sqlite, table: runs}}",
+        )
+    )
+    meta = resolve_effective(contract(project)).contract.metadata
+    assert (meta["run_log_backend"], meta["run_log_database"], meta["run_log_table"]) == (
+        "sqlite",
+        "logs/crm.sqlite",
+        "runs",
+    )
+    # only its table named: the system's store, the contract's table
+    own_table = contract(project, "metadata: {run_log_table: orders_runs}", name="t.yaml")
+    meta = resolve_effective(own_table).contract.metadata
+    assert (meta["run_log_database"], meta["run_log_table"]) == ("logs/crm.sqlite", "orders_runs")
+    # its own database: another store, nothing of the system's mixed into it
+    own_store = contract(project, "metadata: {run_log_database: mine.duckdb}", name="s.yaml")
+    meta = resolve_effective(own_store).contract.metadata
+    assert meta["run_log_database"] == "mine.duckdb"
+    assert "run_log_backend" not in meta and "run_log_table" not in meta

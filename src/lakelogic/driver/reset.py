@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lakelogic.driver.nodes import Node
+from lakelogic.driver.run_logs import NodeStores
 from lakelogic.runlog import RunLogStore
 
 
@@ -42,21 +43,29 @@ def reset_targets(node: Node) -> list[tuple[str, bool]]:
 
 
 def reset_nodes(
-    spark: Any, nodes: list[Node], *, store: RunLogStore | None, pipeline_run_id: str | None = None
+    spark: Any,
+    nodes: list[Node],
+    *,
+    store: RunLogStore | None,
+    pipeline_run_id: str | None = None,
+    route: bool = True,
 ) -> list[ResetResult]:
-    """Empty every target and quarantine table of ``nodes`` and record one ``reset`` row per node."""
+    """Empty every target and quarantine table of ``nodes`` and record one ``reset`` row per node: in
+    the store the node's contract names for itself (``route``, as the driver does), else in ``store``."""
     from lakelogic.tables.reset import empty_outputs
 
     plans = [(node, _resolved(node)) for node in nodes]  # resolve every target before touching anything
+    stores = NodeStores(store)
     results = []
     for node, resolved in plans:
         result = ResetResult(node.id)
         tables = [] if resolved is None else empty_outputs(spark, resolved, contract=node.name)
         for name, existed in tables:
             (result.emptied if existed else result.absent).append(name)
-        if store is not None:
+        node_store = stores.of(node) if route else store
+        if node_store is not None:
             now = datetime.now(UTC)
-            store.write(
+            node_store.write(
                 {
                     "run_id": str(uuid.uuid4()),
                     "pipeline_run_id": pipeline_run_id,

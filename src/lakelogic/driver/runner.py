@@ -43,6 +43,7 @@ from lakelogic.driver.gates import (
 )
 from lakelogic.driver.nodes import Node
 from lakelogic.driver.records import record_outcome, synthetic_report
+from lakelogic.driver.run_logs import NodeStores
 from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.windows import Window, resolve_window
 from lakelogic.errors import LakeLogicError
@@ -81,6 +82,7 @@ class PipelineRun:
         self.runner = runner
         self.options = options or DriverOptions()
         self.store = store
+        self.stores = NodeStores(store)
         self.pipeline_run_id = pipeline_run_id or str(uuid.uuid4())
         self.as_of = as_of or datetime.now(UTC)
         self.on_event = on_event or (lambda _n, _s, _o: None)
@@ -380,7 +382,7 @@ class PipelineRun:
         assert saved.run_id is not None
         window = self._window(node)
         started = datetime.now(UTC)
-        logged = self._logged_report(saved.run_id)
+        logged = self._logged_report(node, saved.run_id)
         if logged is not None and logged.status in (
             RunStatus.SUCCEEDED,
             RunStatus.PARTIAL,
@@ -419,9 +421,9 @@ class PipelineRun:
         except Exception as exc:  # noqa: BLE001 - a leftover staging is harmless; say so, never fail the run
             logger.warning("could not drop the staged batch of run {}: {}", run_id, exc)
 
-    def _logged_report(self, run_id: str) -> RunReport | None:
+    def _logged_report(self, node: Node, run_id: str) -> RunReport | None:
         """The report of ``run_id`` as the run log holds it (an approve/reject made outside the driver)."""
-        getter = getattr(self.store, "get", None)
+        getter = getattr(self.stores.of(node), "get", None)
         row = getter(run_id) if callable(getter) else None
         text = row.get("report_json") if isinstance(row, dict) else None
         if not text:
@@ -459,7 +461,7 @@ class PipelineRun:
                 self.windows[node.id] = self.options.window_override
             else:
                 self.windows[node.id] = resolve_window(
-                    self.options.window, node.name, as_of=self.as_of, store=self.store
+                    self.options.window, node.name, as_of=self.as_of, store=self.stores.of(node)
                 )
         return self.windows[node.id]
 
@@ -481,8 +483,9 @@ class PipelineRun:
                 critical=self.dag.edge(up, node_id).critical and self.dag.nodes[up].entry.critical,
             )
             start = window.start if window.label != "full" else None
+            upstream = self.dag.nodes[up]
             block, warning = check_unscheduled(
-                up, self.dag.nodes[up].name, store=self.store, window_start=start, policy=policy
+                up, upstream.name, store=self.stores.of(upstream), window_start=start, policy=policy
             )
             if warning:
                 warnings.append(warning)
@@ -500,5 +503,6 @@ class PipelineRun:
     def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
         if self.state is not None:
             self.state.record(outcome, window)
-        if self.store is not None:
-            record_outcome(self.store, node, window, outcome, self.pipeline_run_id, self.options)
+        store = self.stores.of(node)
+        if store is not None:
+            record_outcome(store, node, window, outcome, self.pipeline_run_id, self.options)

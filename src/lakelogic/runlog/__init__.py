@@ -59,6 +59,7 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_TABLE",
     "RUN_LOG_COLUMNS",
+    "RUN_LOG_KEYS",
     "SUCCESS_STATUSES",
     "DuckDBRunLogStore",
     "RunLogError",
@@ -66,12 +67,14 @@ __all__ = [
     "SQLiteRunLogStore",
     "default_database_path",
     "find_project_root",
+    "names_store",
     "open_store",
     "record_run",
     "register_backend",
     "row_from_report",
     "set_default_store",
     "store_for_metadata",
+    "store_settings",
 ]
 
 
@@ -102,14 +105,39 @@ def open_store(
     return DuckDBRunLogStore(store, table or DEFAULT_TABLE)
 
 
-def store_for_metadata(metadata: Mapping[str, Any] | None) -> RunLogStore:
-    """The store a contract asks for (``metadata.run_log_backend|database|table``), else the default."""
+RUN_LOG_KEYS = ("run_log_backend", "run_log_database", "run_log_table")
+
+
+def names_store(metadata: Mapping[str, Any] | None) -> bool:
+    """True when ``metadata`` chooses a run-log store of its own (any ``run_log_*`` key)."""
+    return any((metadata or {}).get(k) is not None for k in RUN_LOG_KEYS)
+
+
+def store_settings(
+    metadata: Mapping[str, Any] | None, contract_file: str | Path | None = None
+) -> tuple[str | None, str | None, str | None]:
+    """``(backend, database, table)`` a contract's ``metadata.run_log_*`` names. A relative file path
+    (the embedded, SQLite and Delta stores) is taken from the project root of ``contract_file``, where the
+    default store lives too, so the same contract finds the same log from any working directory."""
     meta = metadata or {}
-    return open_store(
-        meta.get("run_log_database"),
-        table=meta.get("run_log_table"),
-        backend=meta.get("run_log_backend"),
+    backend, database, table = (meta.get(k) for k in RUN_LOG_KEYS)
+    if database is not None and backend != "iceberg":  # an Iceberg log is named catalog.namespace
+        path = Path(str(database)).expanduser()
+        if not path.is_absolute() and "://" not in str(database) and contract_file is not None:
+            database = str(find_project_root(Path(contract_file).resolve().parent) / path)
+    return (
+        None if backend is None else str(backend),
+        None if database is None else str(database),
+        None if table is None else str(table),
     )
+
+
+def store_for_metadata(
+    metadata: Mapping[str, Any] | None, contract_file: str | Path | None = None
+) -> RunLogStore:
+    """The store a contract asks for (``metadata.run_log_backend|database|table``), else the default."""
+    backend, database, table = store_settings(metadata, contract_file)
+    return open_store(database, table=table, backend=backend)
 
 
 def record_run(

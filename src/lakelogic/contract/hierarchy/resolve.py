@@ -32,7 +32,7 @@ from lakelogic.contract.hierarchy.models import (
 )
 from lakelogic.contract.hierarchy.packs import PolicyPack, append_rules, apply_transformations, load_pack
 from lakelogic.contract.hierarchy.placeholders import substitute
-from lakelogic.contract.hierarchy.targets import storage_defaults
+from lakelogic.contract.hierarchy.targets import run_log_defaults, storage_defaults
 from lakelogic.contract.hierarchy.yamlio import read_yaml
 from lakelogic.contract.loader import prepare_document, validate_document
 from lakelogic.contract.models import Contract
@@ -474,6 +474,9 @@ def resolve_effective(
             layer=the_layer,
             source=f"system:{system_file}" if system_file else f"domain:{domain_file}",
         )
+    )
+    origins.update(
+        run_log_defaults(data, storage, f"system:{system_file}" if system_file else f"domain:{domain_file}")
     )
     values = placeholder_values(data, domain, system, environment, env_values, storage, the_layer, entity)
     for key in env_values:

@@ -63,3 +63,25 @@ def storage_defaults(
     if isinstance(quarantine, dict) and not quarantine:
         data.pop("quarantine")
     return origins
+
+
+def run_log_defaults(data: dict[str, Any], storage: Storage, source: str) -> dict[str, Origin]:
+    """``storage.run_log {backend, database, table}`` as the contract's ``metadata.run_log_*`` (DRIVER
+    §15.1), so ``lakelogic run``, the API and the driver read one setting. A contract naming its own
+    backend or database has chosen another store and inherits none of it; one naming only its table keeps
+    the system's store."""
+    settings = storage.run_log
+    meta = data.get("metadata")
+    if settings is None or (meta is not None and not isinstance(meta, dict)):
+        return {}
+    own = meta or {}
+    if own.get("run_log_backend") is not None or own.get("run_log_database") is not None:
+        return {}
+    inherited = {
+        f"run_log_{key}": value
+        for key, value in settings.model_dump().items()
+        if value is not None and own.get(f"run_log_{key}") is None
+    }
+    if inherited:
+        data["metadata"] = {**own, **inherited}
+    return {f"metadata.{key}": Origin(source, "inherited") for key in inherited}
