@@ -202,6 +202,42 @@ def test_resuming_a_stopped_backfill_finishes_the_stopped_window_then_the_later_
     assert len({r["backfill_id"] for r in store.query()}) == 1, "one backfill, resumed"
 
 
+def test_an_orchestrator_retry_of_a_backfill_resumes_it_under_its_run_id(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§18 with a backfill: the orchestrator's run id names the whole invocation (windows `<id>-w<n>`,
+    `backfill_id` the id), so the same command retried continues the stopped backfill."""
+    calls: list[tuple[str, str]] = []
+
+    def recorded(fails_on: str | None) -> Any:
+        def run(request: Any) -> Any:
+            calls.append((request.node.name, request.window.label))
+            if request.window.label == fails_on:
+                raise RuntimeError("bad day")
+            return ok(request)
+
+        return run
+
+    flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-03"]
+    flags += ["--state-path", str(project / "state.json"), "--pipeline-run-id", "airflow-7"]
+    first = FakeRunner({"silver_orders": recorded("backfill_20260102"), "bronze_orders": recorded(None)})
+    result, store = invoke(project, first, monkeypatch, *flags)
+    assert result.exit_code == 1
+    assert {r["pipeline_run_id"] for r in store.query()} == {"airflow-7-w1", "airflow-7-w2"}
+    calls.clear()
+    every = FakeRunner({"silver_orders": recorded(None), "bronze_orders": recorded(None)})
+    result, store = invoke(project, every, monkeypatch, *flags)  # the same command, retried
+    assert result.exit_code == 0, result.output
+    assert "resuming pipeline run airflow-7" in result.output
+    assert calls == [
+        ("silver_orders", "backfill_20260102"),
+        ("bronze_orders", "backfill_20260103"),
+        ("silver_orders", "backfill_20260103"),
+    ]
+    assert {r["backfill_id"] for r in store.query()} == {"airflow-7"}
+    assert {r["pipeline_run_id"] for r in store.query()} == {f"airflow-7-w{n}" for n in (1, 2, 3)}
+
+
 def test_cache_references_reaches_the_runner_and_the_cache_is_closed_after_each_pipeline_run(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,7 +38,8 @@ from lakelogic.driver.load import ConfigurationError, PackOptions, Pipeline, loa
 from lakelogic.driver.runner import ContractRunner, DriverOptions, PipelineResult, PipelineRun
 from lakelogic.driver.state import DriverState, load_state
 from lakelogic.driver.summary import build_summary, contract_row
-from lakelogic.driver.windows import Window, WindowSpec, backfill_windows
+from lakelogic.driver.window_plan import plan_windows, resume_plan, resumes_by_itself
+from lakelogic.driver.windows import WindowSpec
 from lakelogic.errors import LakeLogicError
 from lakelogic.plan.approval import load_approval_file
 from lakelogic.runlog import BACKENDS, find_project_root, open_store, set_default_store
@@ -166,8 +167,7 @@ def main(
             reprocess_start_date,
             reprocess_end_date,
         )
-        backfill: list[Window] = []
-        backfill_args: dict[str, Any] = {}
+        backfill_range: tuple[date, date, str] | None = None
         if backfill_start_date or backfill_end_date:
             start, end = (
                 parse_date(backfill_start_date, "--backfill-start-date"),
@@ -175,12 +175,8 @@ def main(
             )
             if start is None or end is None:
                 raise LakeLogicError("--backfill-start-date and --backfill-end-date go together")
-            backfill = backfill_windows(start, end, backfill_granularity)
-            backfill_args = {
-                "start": start.isoformat(),
-                "end": end.isoformat(),
-                "granularity": backfill_granularity,
-            }
+            backfill_range = (start, end, backfill_granularity)
+        plan = plan_windows(backfill_range, pipeline_run_id, str(uuid.uuid4()))
         overrides = parse_sets(set_)
         pipeline = load_pipeline(
             registry,
@@ -256,19 +252,12 @@ def main(
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
 
-    # (position in the backfill, window): None runs the selected window mode once
-    windows: list[tuple[int, Window | None]] = [(i, w) for i, w in enumerate(backfill)] or [(0, None)]
-    total = len(windows)
-    backfill_id = str(uuid.uuid4()) if backfill else None
     if state_path is None and resume:
         state_path = find_project_root() / ".lakelogic" / "driver_state.json"
     saved = _saved_state(state_path) if pipeline_run_id and state_path is not None else None
-    unfinished = saved is not None and any(
-        node_id not in saved.nodes or not saved.nodes[node_id].done for node_id in pipeline.selected
-    )
-    if saved is not None and saved.pipeline_run_id == pipeline_run_id and unfinished and not resume:
+    if not resume and resumes_by_itself(saved, pipeline_run_id, pipeline.selected):
         # §18: an orchestrator retries a task with its own run id and a shared state file; the retry
-        # resumes that pipeline run instead of computing new windows and running every contract again
+        # resumes that invocation instead of computing new windows and running every contract again
         err_console.print(f"resuming pipeline run {pipeline_run_id} from {state_path}")
         resume = True
     resumed: DriverState | None = None
@@ -283,33 +272,14 @@ def main(
             err_console.print(
                 f"[yellow]warning[/yellow]: --resume keeps the saved windows ({resumed.args['window']})"
             )
-        backfill_id = resumed.backfill_id
-        # §8: `--resume` continues from the stopped window: that pipeline run first, then the backfill's
-        # later windows, which the state file names
-        saved_backfill = resumed.args.get("backfill") or {}
-        later: list[tuple[int, Window | None]] = []
-        if saved_backfill:
-            full = backfill_windows(
-                date.fromisoformat(saved_backfill["start"]),
-                date.fromisoformat(saved_backfill["end"]),
-                saved_backfill.get("granularity", "day"),
-            )
-            position = int(saved_backfill.get("index", len(full)))
-            later = [(i, w) for i, w in enumerate(full) if i > position]
-            backfill_args = {k: v for k, v in saved_backfill.items() if k != "index"}
-            total = len(full)
-            # nodes the stopped run never reached (killed mid-layer) get that window, not last_success
-            stopped: Window | None = full[position] if position < len(full) else None
-            windows = [(position, stopped), *later]
-        else:
-            windows = [(0, None)]
+        plan = resume_plan(resumed)
     codes: list[int] = []
     exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
-    for step, (index, fixed) in enumerate(windows):
+    for step, (index, fixed) in enumerate(plan.windows):
         options.window_override = fixed
-        options.backfill_id = backfill_id
+        options.backfill_id = plan.backfill_id
         resuming = resumed if step == 0 else None
-        run_id = pipeline_run_id if (pipeline_run_id and len(windows) == 1) else None
+        run_id = plan.run_id(index)
         as_of = datetime.now(UTC)
         if resuming is not None:
             # saved nodes keep their own windows (the runner reads them from the state first)
@@ -320,10 +290,8 @@ def main(
             args: dict[str, Any] = {
                 "layers": sorted({pipeline.dag.nodes[n].layer for n in pipeline.selected}),
                 "window": spec.mode,
-            }
-            if backfill_args:
-                args["backfill"] = backfill_args | {"index": index}
-            state = DriverState(state_path, run_id, as_of, backfill_id, args)
+            } | plan.state_args(index)
+            state = DriverState(state_path, run_id, as_of, plan.backfill_id, args)
             state.save()
         if exporter is not None:
             exporter.start(run_id, engine, options.environment)
@@ -342,7 +310,7 @@ def main(
             engine=engine,
             environment=options.environment,
             window_label=label,
-            backfill_id=backfill_id,
+            backfill_id=plan.backfill_id,
         )
         render_summary(console, pipeline.dag, result, summary)
         if summary_table:
@@ -368,8 +336,8 @@ def main(
         if exporter is not None:
             exporter.finish(summary.counters())  # §15.3 pipeline gauges, once per pipeline run
         codes.append(result.exit_code)
-        if backfill_args and result.exit_code == 1:
-            err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{total} ({label})")
+        if plan.backfill and result.exit_code == 1:
+            err_console.print(f"[red]backfill stopped[/red] at window {index + 1}/{plan.total} ({label})")
             break
     if exporter is not None:
         time.sleep(max(0.0, metrics_linger_seconds))  # let a scraper read the final values
