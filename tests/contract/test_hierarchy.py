@@ -421,6 +421,18 @@ def test_an_unknown_key_in_a_packs_quality_block_is_an_error(project: Path) -> N
         )
 
 
+@pytest.mark.parametrize("block", ["defaults", "silver_defaults"])
+def test_an_unknown_key_in_a_packs_default_quality_block_is_an_error(project: Path, block: str) -> None:
+    write(
+        project / "policy_packs" / "typo.yaml",
+        f"name: typo\n{block}:\n  quality:\n    dataset_rule: [{{unique: id}}]\n",
+    )
+    with pytest.raises(ContractError, match=rf"{block}\.quality\.dataset_rule: unknown policy pack quality"):
+        resolve_effective(
+            contract(project), env="dev", default_policy_pack=("policy_packs/typo.yaml", project)
+        )
+
+
 def test_system_run_log_becomes_the_contracts_run_log_setting(project: Path) -> None:
     sysfile = project / "retail" / "crm" / "_system.yaml"
     sysfile.write_text(

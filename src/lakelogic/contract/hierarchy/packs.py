@@ -85,18 +85,24 @@ def _check_keys(data: Mapping[str, Any], file: Path) -> list[Problem]:
         for key in data
         if key not in allowed
     ]
-    quality = data.get("quality")
-    if isinstance(quality, Mapping):  # a typo (`row_rule:`) must not drop the pack's rules silently
-        problems += [
-            Problem(
-                file=str(file),
-                path=f"quality.{key}",
-                message="unknown policy pack quality key",
-                allowed="row_rules, dataset_rules",
-            )
-            for key in quality
-            if key not in ("row_rules", "dataset_rules")
-        ]
+    # every block `rules` reads: a typo (`row_rule:`) must not drop the pack's rules silently
+    quality_blocks = [("quality", data.get("quality"))]
+    for key in ("defaults", *(f"{layer}_defaults" for layer in LAYERS)):
+        block = data.get(key)
+        if isinstance(block, Mapping):
+            quality_blocks.append((f"{key}.quality", block.get("quality")))
+    for where, quality in quality_blocks:
+        if isinstance(quality, Mapping):
+            problems += [
+                Problem(
+                    file=str(file),
+                    path=f"{where}.{key}",
+                    message="unknown policy pack quality key",
+                    allowed="row_rules, dataset_rules",
+                )
+                for key in quality
+                if key not in ("row_rules", "dataset_rules")
+            ]
     for key in [k for k in data if str(k).endswith("transformations_mode")]:
         if data[key] not in _MODES:
             problems.append(
