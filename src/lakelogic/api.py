@@ -179,12 +179,10 @@ class DataProcessor:
     def _record(self, report: RunReport) -> None:
         """The run's run-log row, in the store its ``metadata`` names; a store that cannot be written is
         a warning on the report, never a second failure of the run."""
-        from lakelogic.runlog import record_run, store_for_metadata
+        from lakelogic.runlog import record_run, store_for_contract
 
-        metadata = self.contract.metadata
         try:
-            meta = metadata if isinstance(metadata, dict) else None
-            record_run(report, store=store_for_metadata(meta, self.contract.source_file))
+            record_run(report, store=store_for_contract(self.contract))
         except Exception as exc:  # noqa: BLE001 - the run's own outcome stands; the loss is reported
             report.warnings.append(f"the run was not recorded in the run log: {exc}")
 

@@ -243,3 +243,30 @@ def test_driver_resume_publishes_a_staged_batch_and_keeps_it_until_recorded(spar
     assert [r["id"] for r in read_back(spark, target)] == [1]
     runner.discard_staged(report.run_id)
     assert find_staged(spark, report.run_id) is None
+
+
+def test_approving_a_batch_without_bad_rows_empties_an_overwrite_quarantine_in_its_own_shape(
+    spark: Any, home: Path
+) -> None:
+    target, quarantine = _targets(home)
+    first = contract(approval_required=False)
+    first["quarantine"] = {"write_mode": "overwrite"}
+    batch = spark.createDataFrame([(1, "a"), (2, "bad")], SCHEMA)
+    DataProcessor(first, spark=spark).run(batch, materialize=True, target=target.name)
+    [held] = read_back(spark, quarantine)
+    columns = set(held)
+    assert "_lakelogic_errors" in columns
+    # a clean batch held for its schema drift: approving it publishes an empty quarantine
+    wider = contract()
+    wider["quarantine"] = {"write_mode": "overwrite"}
+    wider["model"]["fields"].append({"name": "w", "type": "string"})
+    clean = spark.createDataFrame([(3, "c", "new")], "id int, v string, w string")
+    report = DataProcessor(wider, spark=spark).run(clean, materialize=True, target=target.name).report
+    assert report.status == "awaiting_approval"
+    [published] = api.approve(run_ids=[report.run_id], approved_by="alice", spark=spark)
+    assert published.status == "succeeded"
+    assert read_back(spark, quarantine) == []
+    from deltalake import DeltaTable
+
+    after = {f.name for f in DeltaTable(quarantine.name).schema().fields}
+    assert columns <= after, sorted(columns - after)

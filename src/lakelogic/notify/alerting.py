@@ -57,10 +57,9 @@ class Alerting:
 
 def earlier_reports(contract: Any, report: RunReport) -> list[dict[str, Any]]:
     """The contract's earlier run reports in its run log, newest first ([] without a run log)."""
-    from lakelogic.runlog import store_for_metadata
+    from lakelogic.runlog import store_for_contract
 
-    metadata = getattr(contract, "metadata", None)
-    store = store_for_metadata(metadata if isinstance(metadata, dict) else None)
+    store = store_for_contract(contract)
     if not store.exists():
         return []
     out = []

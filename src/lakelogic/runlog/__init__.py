@@ -73,6 +73,7 @@ __all__ = [
     "register_backend",
     "row_from_report",
     "set_default_store",
+    "store_for_contract",
     "store_for_metadata",
     "store_settings",
 ]
@@ -138,6 +139,14 @@ def store_for_metadata(
     """The store a contract asks for (``metadata.run_log_backend|database|table``), else the default."""
     backend, database, table = store_settings(metadata, contract_file)
     return open_store(database, table=table, backend=backend)
+
+
+def store_for_contract(contract: Any, contract_file: str | Path | None = None) -> RunLogStore:
+    """The store ``contract`` records to: its ``metadata.run_log_*``, relative paths from its file's
+    project root (``contract_file`` when the contract object was not loaded from a file)."""
+    metadata = getattr(contract, "metadata", None)
+    file = contract_file or getattr(contract, "source_file", None)
+    return store_for_metadata(metadata if isinstance(metadata, Mapping) else None, file)
 
 
 def record_run(

@@ -157,10 +157,11 @@ def staged_report(batch: StagedBatch) -> RunReport:
         raise ApprovalError(f"staged batch {batch.path}: its run report cannot be read: {exc}") from exc
 
 
-def _store(metadata: Any) -> Any:
-    from lakelogic.runlog import store_for_metadata
+def _store(batch: StagedBatch, contract: Any) -> Any:
+    """The run log the staged run's contract records to (its file's project root for relative paths)."""
+    from lakelogic.runlog import store_for_contract
 
-    return store_for_metadata(metadata if isinstance(metadata, dict) else None)
+    return store_for_contract(contract, batch.manifest.get("contract_file"))
 
 
 def _record(report: RunReport, store: Any) -> None:
@@ -258,7 +259,7 @@ def publish_staged(
 
     report = staged_report(batch)
     contract = _contract(batch)
-    store = _store(contract.metadata)
+    store = _store(batch, contract)
     later = None if force or was_published(spark, batch) else superseding_run(store, report)
     if later is not None:
         raise ApprovalError(
@@ -308,6 +309,6 @@ def reject_staged(spark: SparkSession, batch: StagedBatch, *, rejected_by: str) 
     report.warnings = [w for w in report.warnings if not w.startswith("awaiting approval (")]
     report.warnings.append(f"rejected by {rejected_by}: the staged batch was dropped, nothing published")
     report.finished_at = datetime.now(UTC)
-    _record(report, _store(contract.metadata))
+    _record(report, _store(batch, contract))
     drop_staged(spark, batch)
     return report

@@ -407,7 +407,7 @@ def _service_levels(
         return good
 
     def history(name: str, since: datetime) -> list[dict[str, Any]] | None:
-        return _run_history(getattr(contract, "metadata", None), name, since)
+        return _run_history(contract, name, since)
 
     with progress.stage("slo"):
         report.service_levels = evaluate_slos(
@@ -423,15 +423,15 @@ def _target_frame(spark: SparkSession, contract: Any, request: RunRequest) -> Da
     return adapter.read() if adapter.exists() else None
 
 
-def _run_history(metadata: Any, contract: str, since: datetime) -> list[dict[str, Any]] | None:
+def _run_history(contract: Any, name: str, since: datetime) -> list[dict[str, Any]] | None:
     """The contract's run-log rows since ``since``, newest first, in the run log it records to (None: no
     run log yet); resets and skipped runs are no runs."""
-    from lakelogic.runlog import store_for_metadata
+    from lakelogic.runlog import store_for_contract
 
-    store = store_for_metadata(metadata if isinstance(metadata, dict) else None)
+    store = store_for_contract(contract)
     if not store.exists():
         return None
-    rows = store.query(contract=contract)
+    rows = store.query(contract=name)
     return [
         r
         for r in rows
