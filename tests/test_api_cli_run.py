@@ -49,6 +49,14 @@ def test_invalid_contract_with_json_prints_a_json_error_on_stdout(tmp_path: Path
     assert any("model.fields[0].type" in p and "strng" in p for p in payload["error"]["problems"])
 
 
+def test_set_typo_is_reported_against_the_option_not_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, CONTRACT)
+    result = CliRunner().invoke(app, ["run", str(path), "--set", "materialization.stratgy=merge"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert "override:--set: materialization.stratgy: unknown key; did you mean 'strategy'?" in text
+
+
 @pytest.mark.spark
 def test_run_json_and_outputs(spark: Any, tmp_path: Path) -> None:
     data = tmp_path / "in.csv"

@@ -10,7 +10,9 @@ Each error carries ``error_type``: the short code the run report uses (SEMANTICS
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class LakeLogicError(Exception):
@@ -63,7 +65,16 @@ class ContractError(LakeLogicError):
 
     error_type = "contract"
 
-    def __init__(self, problems: list[Problem] | Problem | str, *, file: str = "<contract>") -> None:
+    def __init__(
+        self,
+        problems: list[Problem] | Problem | str,
+        *,
+        file: str = "<contract>",
+        document: Mapping[str, Any] | None = None,
+    ) -> None:
+        # The document that failed validation, when there was one: `lakelogic validate` still checks the
+        # SQL of its well-formed items, so one pass lists schema and SQL problems together.
+        self.document = document
         if isinstance(problems, str):
             problems = [Problem(file=file, path="", message=problems)]
         elif isinstance(problems, Problem):

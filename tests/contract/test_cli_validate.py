@@ -140,3 +140,67 @@ def test_validate_reports_unusable_notification_channels_with_their_line(tmp_pat
     assert f"c.yaml:{line}:7: quarantine.notifications[0]" in result.output
     assert "nosuchservice" in result.output
     assert "quarantine.notifications[1].subject_template" in result.output
+
+
+def test_validate_lists_sql_problems_in_the_same_pass_as_schema_problems(tmp_path: Path) -> None:
+    """A file with schema problems still gets its well-formed items' SQL checked: one round of fixes."""
+    broken = tmp_path / "broken.yaml"
+    text = (
+        MINIMAL.replace("type: string", "type: strng")
+        + "transformations:\n  - derive: {field: x, sql: 'id +* 2'}\n"
+        + "  - derive: {field: y, sql: '((', no: 1}\n"
+        + "quality:\n  row_rules:\n    - {name: oops, sql: 'id >'}\n    - {name: fine, sql: 'id > 0'}\n"
+    )
+    broken.write_text(text)
+    for mode in ("--standalone", "--hierarchy"):
+        result = runner.invoke(app, ["validate", mode, str(broken)])
+        assert result.exit_code == 1, result.output
+        lines = [line.strip() for line in result.output.splitlines()]
+        assert "4 problem(s)" in result.output
+        assert any(line.startswith(f"{broken}:9:7: model.fields[1].type: unknown type") for line in lines)
+        assert any(line.startswith(f"{broken}:11:24: transformations[0].derive.sql: op #0") for line in lines)
+        assert any(
+            line.startswith(f"{broken}:12:35: transformations[1].derive.no: unknown") for line in lines
+        )
+        assert any(
+            line.startswith(f"{broken}:15:20: quality.row_rules[0].sql: rule 'oops'") for line in lines
+        )
+        # the SQL of a malformed item is not judged: its own problem comes first
+        assert "transformations[1].derive.sql" not in result.output and "fine" not in result.output
+    # a value whose variable is unset is reported once, not as bad SQL as well
+    broken.write_text(text + "    - {name: unset, sql: '${NO_SUCH_VAR_X9} >'}\n")
+    result = runner.invoke(app, ["validate", "--standalone", str(broken)])
+    assert "5 problem(s)" in result.output, result.output
+    assert (
+        result.output.count("quality.row_rules[2].sql") == 1 and "NO_SUCH_VAR_X9 is not set" in result.output
+    )
+
+
+def test_validate_names_the_set_option_as_the_source_of_its_typo(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(MINIMAL + "materialization:\n  strategy: append\n")
+    for mode in ("--standalone", "--hierarchy"):
+        result = runner.invoke(app, ["validate", mode, str(path), "--set", "materialization.stratgy=merge"])
+        assert result.exit_code == 1, result.output
+        text = " ".join(result.output.split())
+        assert "override:--set: materialization.stratgy: unknown key; did you mean 'strategy'?" in text
+        assert f"{path}:" not in text.replace(f"✗ {path}", "")
+        # SQL a --set gives is the option's problem too, whether the rest of the file is valid or not
+        rule = "quality.row_rules[0]={name: r, sql: 'id >'}"
+        for extra in ([], ["--set", "info.titel=x"]):
+            result = runner.invoke(app, ["validate", mode, str(path), "--set", rule, *extra])
+            assert "override:--set: quality.row_rules[0].sql: rule 'r'" in result.output, result.output
+
+
+def test_validate_reports_a_duplicate_key_at_its_path_and_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        MINIMAL.replace("  title: Orders\n", "  title: Orders\n  title: Sales\n").replace("strin", "strn")
+    )
+    for mode in ("--standalone", "--hierarchy"):
+        result = runner.invoke(app, ["validate", mode, str(path)])
+        assert result.exit_code == 1, result.output
+        lines = [line.strip() for line in result.output.splitlines()]
+        duplicate = f"{path}:4:3: info.title: duplicate key (first written at line 3)"
+        assert f"{duplicate}; allowed: each key once per mapping" in lines
+        assert any(line.startswith(f"{path}:10:7: model.fields[1].type: unknown type") for line in lines)

@@ -140,6 +140,27 @@ def test_locked_path_changed_by_set_is_an_error(project: Path) -> None:
     assert info.value.problems[0].file == "override:--set"
 
 
+def test_set_typo_inside_a_list_item_is_reported_against_set(project: Path) -> None:
+    """A ``--set`` into a list item (either index form) is the override's problem, not the file's."""
+    path = contract(project, "transformations:\n  - derive: {field: x, sql: id}\n")
+    overrides = {"transformations[0].derive.fieldd": "y", "transformations.0.phase": "later"}
+    with pytest.raises(ContractError) as info:
+        resolve_effective(path, env="dev", overrides=overrides)
+    found = {(p.file, p.path, p.line) for p in info.value.problems}
+    assert found == {
+        ("override:--set", "transformations[0].derive.fieldd", 0),
+        ("override:--set", "transformations[0].phase", 0),
+    }
+
+
+def test_duplicate_key_in_a_contract_is_reported_with_the_other_problems(project: Path) -> None:
+    path = contract(project, "tier: silver\ntier: gold\nmetadata: [x]\n")
+    with pytest.raises(ContractError) as info:
+        resolve_effective(path, env="dev")
+    assert [(p.path, p.line) for p in info.value.problems] == [("tier", 7), ("metadata", 8)]
+    assert "duplicate key" in info.value.problems[0].message
+
+
 def test_set_override_is_typed_and_tracked(project: Path) -> None:
     eff = resolve_effective(contract(project), env="dev", overrides={"metadata.max_quarantine_ratio": "0.3"})
     assert eff.data["metadata"]["max_quarantine_ratio"] == 0.3

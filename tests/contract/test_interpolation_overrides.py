@@ -140,3 +140,19 @@ def test_set_values_are_flow_values_or_else_text(text: str, value: object) -> No
     from lakelogic.contract.yaml_io import parse_scalar
 
     assert parse_scalar(text) == value
+
+
+def test_set_typo_is_reported_against_the_override_not_the_file(write_contract: Write) -> None:
+    """The file's line would point at an innocent neighbour: the typo is on the command line."""
+    path = write_contract(
+        MINIMAL.replace("type: string", "type: strng") + "materialization:\n  strategy: append\n"
+    )
+    problems = problems_of(
+        path, overrides={"materialization.stratgy": "merge", "quality.enforce_required": "maybe"}
+    )
+    found = {(p.file, p.path, p.line, p.suggestion) for p in problems}
+    assert found == {
+        (str(path), "model.fields[1].type", 9, "string"),
+        ("override:--set", "materialization.stratgy", 0, "strategy"),
+        ("override:--set", "quality.enforce_required", 0, None),
+    }

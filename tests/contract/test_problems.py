@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from lakelogic.contract.loader import load_contract
 from lakelogic.errors import ContractError
 
@@ -318,3 +320,58 @@ def test_rules_and_fields_at_the_wrong_level(write_contract: Write) -> None:
     text = MINIMAL + "row_rules:\n  - {name: r, sql: id > 0}\n"
     problem = only_problem(write_contract(text))
     assert problem.path == "row_rules" and "quality.row_rules" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("extra", "path", "message", "allowed"),
+    [
+        (  # a list where text is expected
+            "transformations:\n  - join: {reference: c, key: id, fields: [x], on: [a, b]}\n",
+            "transformations[0].join.on",
+            "expected text",
+            None,
+        ),
+        (  # a list where a mapping is expected: the mapping's keys are what is allowed
+            "transformations:\n  - derive: [x, y]\n",
+            "transformations[0].derive",
+            "expected a mapping",
+            "field, sql, sql_spark, sql_duckdb",
+        ),
+        (  # not one of the values of an enum inside an op
+            "transformations:\n  - derive: {field: x, sql: '1'}\n    phase: 5\n",
+            "transformations[0].phase",
+            "unknown value",
+            "pre, post",
+        ),
+        (
+            "transformations:\n  - select: {columns: []}\n",
+            "transformations[0].select.columns",
+            "needs at least 1 item(s)",
+            "a column name or a list of column names",
+        ),
+        (
+            "quality:\n  row_rules:\n    - {name: a b, sql: id > 0}\n",
+            "quality.row_rules[0].name",
+            "is not a valid name",
+            "letters, digits, '_', '.' and '-'",
+        ),
+        (
+            "quality:\n  row_rules:\n    - {name: r, sql: id, must_be_between: [1]}\n",
+            "quality.row_rules[0].must_be_between",
+            "too few items",
+            "a list of 2 numbers",
+        ),
+        ("primary_key: 5\n", "primary_key", "expected a column name or a list of column names", None),
+        ("transformations:\n  derive: {field: x, sql: '1'}\n", "transformations", "expected a list", None),
+    ],
+)
+def test_type_problems_say_what_is_allowed_in_contract_words(
+    write_contract: Write, extra: str, path: str, message: str, allowed: str | None
+) -> None:
+    """Pydantic's own texts ("Input should be a valid dictionary or instance of TransformationDerive")
+    name Python types; a contract author needs the accepted form."""
+    problem = only_problem(write_contract(MINIMAL + extra))
+    assert problem.path == path
+    assert problem.message.startswith(message), problem.render()
+    assert problem.allowed == allowed
+    assert problem.line > 0

@@ -138,6 +138,19 @@ def test_set_applies_to_selected_contracts(project: Path) -> None:
     assert "max_quarantine_ratio" not in pipeline.dag.nodes["bronze.bronze_orders"].metadata
 
 
+def test_set_typo_is_reported_against_the_override(project: Path) -> None:
+    """The driver's --set applies to every selected contract; its typo is the option's, not a file's."""
+    rules = "quality:\n  row_rules:\n    - {name: r, sql: id > 0}\n"
+    contract(project, "sys/silver/s.yaml", "silver_orders", "silver", "upstream: [bronze_orders]\n" + rules)
+    with pytest.raises(ConfigurationError) as info:
+        load_pipeline(
+            [project / "sys"], layers=["silver"], overrides={"quality.row_rules[0].severity": "critcal"}
+        )
+    assert "override:--set: quality.row_rules[0].severity: unknown severity (got 'critcal')" in str(
+        info.value
+    )
+
+
 def test_unknown_entity_selection(project: Path) -> None:
     with pytest.raises(ConfigurationError, match="--entities: unknown"):
         load_pipeline([project / "sys"], entities=["nope"])

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from lakelogic.contract.loader import load_contract, load_yaml
 from lakelogic.contract.models import Contract
-from lakelogic.contract.overrides import parse_set_option
+from lakelogic.contract.overrides import attribute_overrides, parse_set_option
 from lakelogic.contract.problems import position_of
 from lakelogic.contract.schema import contract_json_schema
 from lakelogic.errors import ContractError, LakeLogicError, PlanError, PlanErrors, Problem
@@ -90,13 +90,12 @@ def validate(
     for file in files:
         try:
             contract = _load(file, overrides, standalone=standalone, env=env)
-            _compile(contract, file)
+            _compile(contract, file, overrides)
         except ContractError as exc:
             invalid += 1
-            console.print(
-                Text.assemble(("✗ ", "red"), (str(file), "bold"), f"  {len(exc.problems)} problem(s)")
-            )
-            for problem in exc.problems:
+            problems = sorted(exc.problems + _item_problems(exc, file, overrides), key=_in_file_order)
+            console.print(Text.assemble(("✗ ", "red"), (str(file), "bold"), f"  {len(problems)} problem(s)"))
+            for problem in problems:
                 console.print(_problem_line(problem))
             continue
         except LakeLogicError as exc:  # e.g. an unreadable hierarchy file: report it, check the rest
@@ -111,7 +110,7 @@ def validate(
     raise typer.Exit(0 if invalid == 0 else 1)
 
 
-def _compile(contract: Contract, file: Path) -> None:
+def _compile(contract: Contract, file: Path, overrides: dict[str, str]) -> None:
     """Compile the contract (no engine, no data): SQL that does not parse, unknown op parameters and the
     like are contract errors too (SEMANTICS §0), each named with its YAML path and line."""
     from lakelogic.notify import contract_problems
@@ -121,17 +120,40 @@ def _compile(contract: Contract, file: Path) -> None:
     try:
         compile_contract(contract)
     except PlanError as exc:
-        problems.extend(_plan_problems(exc, file))
+        errors = exc.errors if isinstance(exc, PlanErrors) else [exc]
+        problems.extend(_plan_problems(errors, file, overrides))
     # §16: unusable channels of a strict contract and template syntax errors are load errors too
     problems.extend(_positioned(contract_problems(contract, file=str(file)), file))
     if problems:
         raise ContractError(problems) from None
 
 
+def _item_problems(exc: ContractError, file: Path, overrides: dict[str, str]) -> list[Problem]:
+    """The SQL (and other single-item) problems of a document that failed validation, so they come in
+    the same pass as its schema problems. An item whose path already has a problem is not repeated."""
+    if exc.document is None:
+        return []
+    from lakelogic.plan.item_checks import item_problems
+
+    taken = [p.path for p in exc.problems]
+    found = _plan_problems(item_problems(exc.document), file, overrides)
+    return [p for p in found if not any(_related(p.path, t) for t in taken)]
+
+
+def _in_file_order(problem: Problem) -> tuple[int, int, str]:
+    return (problem.line or 10**9, problem.column, problem.path)  # problems without a line go last
+
+
+def _related(path: str, other: str) -> bool:
+    """One path is the other or lies inside it."""
+    inner, outer = (path, other) if len(path) >= len(other) else (other, path)
+    return inner == outer or inner.startswith((outer + ".", outer + "["))
+
+
 def _positions(file: Path) -> Any:
     """The YAML positions of ``file`` (empty when it cannot be read again)."""
     try:
-        return load_yaml(file)[1]
+        return load_yaml(file, duplicates=[])[1]  # a duplicate key was reported already
     except LakeLogicError:
         return {}
 
@@ -145,8 +167,8 @@ def _positioned(problems: list[Problem], file: Path) -> list[Problem]:
     return out
 
 
-def _plan_problems(exc: PlanError, file: Path) -> list[Problem]:
-    errors = exc.errors if isinstance(exc, PlanErrors) else [exc]
+def _plan_problems(errors: list[PlanError], file: Path, overrides: dict[str, str]) -> list[Problem]:
+    """Plan errors as problems at their line; SQL given by ``--set`` is the option's problem."""
     positions = _positions(file)
     problems = []
     for error in errors:
@@ -155,7 +177,7 @@ def _plan_problems(exc: PlanError, file: Path) -> list[Problem]:
         problems.append(
             Problem(file=str(file), path=error.yaml_path or "", message=message, line=line, column=column)
         )
-    return problems
+    return attribute_overrides(problems, overrides)
 
 
 def _load(file: Path, overrides: dict[str, str], *, standalone: bool, env: str | None) -> Contract:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from lakelogic.contract.interpolate import check_credentials, interpolate
 from lakelogic.contract.models import Contract
-from lakelogic.contract.overrides import apply_overrides
+from lakelogic.contract.overrides import apply_overrides, attribute_overrides
 from lakelogic.contract.problems import problems_from_validation
 from lakelogic.contract.yaml_io import Positions, load_yaml
 from lakelogic.errors import ContractError, Problem
@@ -34,6 +34,7 @@ def load_contract(
     ``overrides`` are ``--set`` style ``{"dotted.path[0].key": value}`` (string values are parsed
     as YAML scalars); ``env`` replaces ``os.environ`` for ``${NAME}`` interpolation.
     """
+    duplicates: list[Problem] = []
     if isinstance(source, Mapping):
         file_name = "<contract>"
         data: Any = source
@@ -42,14 +43,17 @@ def load_contract(
     else:
         source_file = Path(source).resolve()
         file_name = str(source)
-        data, positions = load_yaml(Path(source))  # problems name the file as the caller wrote it
+        # problems name the file as the caller wrote it
+        data, positions = load_yaml(Path(source), duplicates=duplicates)
     doc, problems = _prepare(data, file=file_name, positions=positions, overrides=overrides, env=env)
     try:
         contract = validate_document(doc, file=file_name, positions=positions)
     except ContractError as exc:
         problems = _combine(problems, exc.problems)
+    problems = duplicates + attribute_overrides(problems, overrides or {})
     if problems:
-        raise ContractError(sorted(problems, key=lambda p: (p.line or 10**9, p.column, p.path)))
+        ordered = sorted(problems, key=lambda p: (p.line or 10**9, p.column, p.path))
+        raise ContractError(ordered, document=doc)
     contract._source_file = source_file
     return contract
 
@@ -107,7 +111,9 @@ def validate_document(data: Mapping[str, Any], *, file: str, positions: Position
         return Contract.model_validate(data)
     except ValidationError as exc:
         problems = problems_from_validation(exc, Contract, data, file=file, positions=positions)
-        raise ContractError(problems + _cross_block_problems(exc, data, file, positions)) from None
+        raise ContractError(
+            problems + _cross_block_problems(exc, data, file, positions), document=data
+        ) from None
 
 
 # Stand-ins for required top-level blocks that failed validation, so the other blocks' cross-block

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -11,6 +12,8 @@ from lakelogic.contract.yaml_io import parse_scalar
 from lakelogic.errors import ContractError, Problem
 
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# The "file" of a problem whose bad key or value was given on the command line, not in a file.
+SET_SOURCE = "override:--set"
 
 
 def parse_override_path(path: str) -> list[str | int]:
@@ -78,3 +81,24 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any]) -> di
                 if not last:
                     node = node[seg]
     return out
+
+
+def attribute_overrides(problems: list[Problem], overrides: Mapping[str, Any]) -> list[Problem]:
+    """Problems at or under a path a ``--set`` wrote name the override instead of the contract file:
+    the typo is on the command line, and the file's line would point at an innocent neighbour."""
+    written = [key for key in (_segment_key(path) for path in overrides) if key]
+    out = []
+    for problem in problems:
+        key = _segment_key(problem.path)
+        if key and any(key[: len(w)] == w for w in written):
+            problem = dataclasses.replace(problem, file=SET_SOURCE, line=0, column=0)
+        out.append(problem)
+    return out
+
+
+def _segment_key(path: str) -> tuple[str, ...]:
+    """``a[0].b`` and ``a.0.b`` alike (``--set`` accepts both forms of a list index); () when malformed."""
+    try:
+        return tuple(str(seg) for seg in parse_override_path(path))
+    except ContractError:
+        return ()

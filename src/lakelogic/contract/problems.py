@@ -3,7 +3,6 @@ bad value, allowed values, did-you-mean)."""
 
 from __future__ import annotations
 
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import replace
@@ -13,11 +12,12 @@ from pydantic import BaseModel, Tag, ValidationError
 from pydantic_core import ErrorDetails
 
 from lakelogic.contract.interpolate import is_credential_key
-from lakelogic.contract.models_base import OLCModel, closest
+from lakelogic.contract.models_base import closest
 from lakelogic.contract.models_contract import Contract
 from lakelogic.contract.models_fields import Model, ModelField
 from lakelogic.contract.models_quality import Quality
 from lakelogic.contract.models_target import Materialization
+from lakelogic.contract.problem_texts import describe, model_keys, rewrite, union_members, unwrap
 from lakelogic.contract.yaml_io import Positions, join_path
 from lakelogic.errors import Problem
 
@@ -113,7 +113,7 @@ def _merge_union_branches(converted: list[tuple[str, Problem]]) -> list[Problem]
         merged.add(path)
         kinds = list(dict.fromkeys(_SHAPE_ERRORS[k] for k, _ in shape_paths[path]))
         message = "expected " + (", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0])
-        out.append(replace(problem, message=message))
+        out.append(replace(problem, message=message, allowed=None))  # the message lists the forms
     return out
 
 
@@ -149,17 +149,24 @@ def _convert(
         parent = _model_at(root, loc[:-1])
         message = "unknown key"
         if parent is not None:
-            keys = _allowed_keys(parent)
+            keys = model_keys(parent)
             allowed = ", ".join(keys)
             suggestion = closest(key, keys)
             hint = _misplacement_hint(parent, key)
             if hint:
                 message = f"unknown key; {hint}"
                 suggestion = None
+    elif kind == "missing" and loc and isinstance(loc[-1], int):  # a fixed-length list one item short
+        message = "too few items"
+        allowed = describe(_declared_type(root, loc[:-1], data))
     elif kind == "missing":
         message = "required key is missing"
     elif kind not in ("rule_shape", "op_count"):
         value = _show_value(err.get("input"), data_loc)
+        worded = rewrite(kind, ctx, _declared_type(root, loc, data), err.get("input"))
+        if worded is not None:
+            message, allowed, suggestion = worded[0], worded[1] or allowed, worded[2] or suggestion
+            value = value or _kind_of(err.get("input"))
     if kind == "rule_shape":
         keys = list(err["input"]) if isinstance(err.get("input"), Mapping) else []
         options = (allowed or "").split(", ")
@@ -232,19 +239,36 @@ def _show_value(value: Any, loc: list[str | int]) -> str | None:
     return text if len(text) <= _VALUE_MAX else text[: _VALUE_MAX - 3] + "..."
 
 
-def _allowed_keys(model: type[BaseModel]) -> list[str]:
-    keys = [f.alias or name for name, f in model.model_fields.items()]
-    if issubclass(model, OLCModel):
-        keys += list(model.KEY_ALIASES)
-    return keys
-
-
 def _misplacement_hint(model: type[BaseModel], key: str) -> str | None:
     where = _BLOCK_NAMES.get(model)
     return _MISPLACED.get((where, key)) if where else None
 
 
 # --- walking the model types along a pydantic loc ------------------------------------------
+
+
+def _declared_type(root: type[BaseModel], loc: tuple[Any, ...], data: Any) -> Any:
+    """The type declared for the value at ``loc``: the key's own annotation, before pydantic picked a
+    member of a union (the loc segments that address no data, such as ``str``, only narrow it)."""
+    current: Any = root
+    declared: Any = root
+    node = data
+    for seg in loc:
+        current = _step(current, seg) or current
+        if (isinstance(node, Mapping) and seg in node) or (
+            isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node)
+        ):
+            node = node[seg]
+            declared = current
+    return declared
+
+
+def _kind_of(value: Any) -> str | None:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return None
 
 
 def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -256,40 +280,24 @@ def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | 
     return _as_model(current)
 
 
-def _unwrap(tp: Any) -> tuple[Any, tuple[Any, ...]]:
-    """Strip ``Annotated``; return (type, metadata)."""
-    if typing.get_origin(tp) is typing.Annotated:
-        args = typing.get_args(tp)
-        inner, meta = _unwrap(args[0])
-        return inner, (*args[1:], *meta)
-    return tp, ()
-
-
-def _members(tp: Any) -> list[Any]:
-    origin = typing.get_origin(tp)
-    if origin is typing.Union or origin is types.UnionType:
-        return list(typing.get_args(tp))
-    return []
-
-
 def _as_model(tp: Any) -> type[BaseModel] | None:
-    tp, _ = _unwrap(tp)
+    tp, _ = unwrap(tp)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return tp
-    models = [m for m in (_as_model(x) for x in _members(tp)) if m is not None]
+    models = [m for m in (_as_model(x) for x in union_members(tp)) if m is not None]
     return models[0] if len(models) == 1 else None
 
 
 def _step(tp: Any, seg: Any) -> Any:
-    tp, _ = _unwrap(tp)
-    members = _members(tp)
+    tp, _ = unwrap(tp)
+    members = union_members(tp)
     if members:
         for member in members:  # a union tag selects its member
-            _, meta = _unwrap(member)
+            _, meta = unwrap(member)
             if any(isinstance(m, Tag) and m.tag == seg for m in meta):
                 return member
         for member in members:
-            inner, _ = _unwrap(member)
+            inner, _ = unwrap(member)
             if getattr(inner, "__name__", None) == seg:
                 return member
         for member in members:

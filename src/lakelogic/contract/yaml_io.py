@@ -23,7 +23,21 @@ Positions = dict[str, tuple[int, int]]
 
 
 class _Constructor(RoundTripConstructor):
-    """Round-trip constructor (keeps positions) that leaves timestamps as text."""
+    """Round-trip constructor (keeps positions) that leaves timestamps as text.
+
+    A duplicate key is recorded instead of raised (the first value is kept), so a document with one
+    can still be validated and the duplicate reported at its YAML path with the other problems.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.duplicate_keys: list[tuple[Any, Any, Any]] = []  # (mapping, key, key mark)
+
+    def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+        if key not in mapping:
+            return True
+        self.duplicate_keys.append((mapping, key, key_node.start_mark))
+        return False
 
 
 def _timestamp_as_text(constructor: RoundTripConstructor, node: Any) -> Any:
@@ -70,9 +84,12 @@ def join_path(parent: str, key: str | int) -> str:
     return f"{parent}.{key}" if parent else str(key)
 
 
-def _plain(node: Any, path: str, positions: Positions) -> Any:
-    """Convert ruamel's round-trip nodes to plain Python values, recording positions."""
+def _plain(node: Any, path: str, positions: Positions, map_paths: dict[int, str] | None = None) -> Any:
+    """Convert ruamel's round-trip nodes to plain Python values, recording positions (and the path of
+    each mapping, by identity, in ``map_paths``)."""
     if isinstance(node, CommentedMap):
+        if map_paths is not None:
+            map_paths.setdefault(id(node), path)
         out: dict[Any, Any] = {}
         for key, value in node.items():  # merged (<<) keys included
             key_plain = _plain_scalar(key)
@@ -82,7 +99,7 @@ def _plain(node: Any, path: str, positions: Positions) -> Any:
                 positions[child] = (line + 1, col + 1)
             except (KeyError, TypeError):
                 pass  # keys that came from a << merge have no own position
-            out[key_plain] = _plain(value, child, positions)
+            out[key_plain] = _plain(value, child, positions, map_paths)
         return out
     if isinstance(node, CommentedSeq):
         items = []
@@ -93,7 +110,7 @@ def _plain(node: Any, path: str, positions: Positions) -> Any:
                 positions[child] = (line + 1, col + 1)
             except (KeyError, TypeError, IndexError):
                 pass
-            items.append(_plain(value, child, positions))
+            items.append(_plain(value, child, positions, map_paths))
         return items
     return _plain_scalar(node)
 
@@ -115,11 +132,18 @@ def _plain_scalar(value: Any) -> Any:
     return value
 
 
-def parse_yaml_text(text: str, *, file: str = "<string>") -> tuple[Any, Positions]:
-    """Parse one YAML 1.2 document from ``text``."""
+def parse_yaml_text(
+    text: str, *, file: str = "<string>", duplicates: list[Problem] | None = None
+) -> tuple[Any, Positions]:
+    """Parse one YAML 1.2 document from ``text``.
+
+    A duplicate mapping key raises, unless ``duplicates`` is given: then each one is appended to it as a
+    problem at its YAML path, the first value is kept and parsing goes on.
+    """
+    yaml = _yaml()
     try:
-        docs = list(_yaml().load_all(text))
-    except DuplicateKeyError as exc:
+        docs = list(yaml.load_all(text))
+    except DuplicateKeyError as exc:  # a repeated `<<` merge key: never recoverable
         raise ContractError(_problem_from_mark(exc, file, "duplicate key")) from None
     except MarkedYAMLError as exc:
         raise ContractError(_problem_from_mark(exc, file, "invalid YAML")) from None
@@ -130,18 +154,55 @@ def parse_yaml_text(text: str, *, file: str = "<string>") -> tuple[Any, Position
             Problem(file=file, path="", message=f"expected exactly one YAML document, found {len(docs)}")
         )
     positions: Positions = {}
-    data = _plain(docs[0], "", positions)
+    map_paths: dict[int, str] = {}
+    data = _plain(docs[0], "", positions, map_paths)
+    constructor = yaml.constructor
+    found = (
+        _duplicate_problems(constructor.duplicate_keys, map_paths, file)
+        if isinstance(constructor, _Constructor)
+        else []
+    )
+    if found and duplicates is None:
+        raise ContractError(found)
+    if duplicates is not None:
+        duplicates.extend(found)
     return data, positions
 
 
-def load_yaml(path: str | Path) -> tuple[Any, Positions]:
-    """Read a YAML file: ``(data, positions)``; problems raise :class:`ContractError`."""
+def _duplicate_problems(
+    recorded: list[tuple[Any, Any, Any]], map_paths: dict[int, str], file: str
+) -> list[Problem]:
+    problems = []
+    for mapping, key, mark in recorded:
+        path = join_path(map_paths.get(id(mapping), ""), str(_plain_scalar(key)))
+        try:
+            first = f" (first written at line {mapping.lc.key(key)[0] + 1})"
+        except (KeyError, TypeError):
+            first = ""
+        problems.append(
+            Problem(
+                file=file,
+                path=path,
+                message=f"duplicate key{first}",
+                line=mark.line + 1,
+                column=mark.column + 1,
+                allowed="each key once per mapping",
+            )
+        )
+    return problems
+
+
+def load_yaml(path: str | Path, *, duplicates: list[Problem] | None = None) -> tuple[Any, Positions]:
+    """Read a YAML file: ``(data, positions)``; problems raise :class:`ContractError`.
+
+    ``duplicates``: collect duplicate-key problems there instead of raising (see :func:`parse_yaml_text`).
+    """
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ContractError(Problem(file=str(file), path="", message=f"cannot read file: {exc}")) from None
-    return parse_yaml_text(text, file=str(file))
+    return parse_yaml_text(text, file=str(file), duplicates=duplicates)
 
 
 _NULLS = ("null", "Null", "NULL", "~")

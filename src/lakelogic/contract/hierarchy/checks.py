@@ -6,6 +6,7 @@ A problem names the file the offending value came from: the contract, ``--set``,
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -88,16 +89,28 @@ def check_locked(
 
 
 def reattribute(problem: Problem, origins: Mapping[str, Origin], default: str) -> Problem:
-    """A bad value inherited from a hierarchy file is reported against that file."""
-    path = problem.path.split("[")[0]
-    origin = origins.get(path)
-    while origin is None and "." in path:
-        path = path.rsplit(".", 1)[0]
-        origin = origins.get(path)
+    """A bad value inherited from a hierarchy file (or given by ``--set``) is reported against its source."""
+    origin = _origin_at(problem.path, origins)
     file = file_of(origin, default) if origin and not origin.source.startswith("contract:") else problem.file
     if file == problem.file:
         return problem
     return dataclasses.replace(problem, file=file, line=0, column=0)
+
+
+def _origin_at(path: str, origins: Mapping[str, Origin]) -> Origin | None:
+    """Origin of ``path`` or of its nearest recorded ancestor. List items have origins only when a
+    ``--set`` wrote inside one, keyed ``a[0].b`` or ``a.0.b`` as it was typed: both forms match."""
+    by_key = {_dotted(p): o for p, o in origins.items()}
+    probe = _dotted(path)
+    while probe:
+        if probe in by_key:
+            return by_key[probe]
+        probe = probe.rsplit(".", 1)[0] if "." in probe else ""
+    return None
+
+
+def _dotted(path: str) -> str:
+    return re.sub(r"\[(\d+)\]", r".\1", path)
 
 
 def check_hierarchy_locks(

@@ -434,7 +434,8 @@ def resolve_effective(
     domain_file, system_file = find_hierarchy(path)
     domain = parse_domain(read_yaml(domain_file), domain_file) if domain_file else None
     system = parse_system(read_yaml(system_file), system_file) if system_file else None
-    raw, positions = load_yaml(path)
+    duplicates: list[Problem] = []  # reported with the validation problems, not instead of them
+    raw, positions = load_yaml(path, duplicates=duplicates)
     contract_doc = prepare_document(raw, file=str(path), positions=positions)
     the_layer = _contract_layer(contract_doc, layer)
     levels = (
@@ -491,7 +492,11 @@ def resolve_effective(
     try:
         contract = validate_document(bound, file=str(path), positions=positions)
     except ContractError as exc:
-        raise ContractError([reattribute(p, origins, str(path)) for p in exc.problems]) from None
+        found = duplicates + [reattribute(p, origins, str(path)) for p in exc.problems]
+        found.sort(key=lambda p: (p.line or 10**9, p.column, p.path))
+        raise ContractError(found, document=bound) from None
+    if duplicates:
+        raise ContractError(duplicates, document=bound)
     contract._source_file = path
     region = values.get("region")
     contract._environment_region = str(region) if region else None
