@@ -198,6 +198,16 @@ def test_literal_credential_rejected_and_masked(write_contract: Write) -> None:
     assert problem.path == "source.options.db_password" and "123456" not in problem.render()
 
 
+def test_modelled_key_settings_are_no_credentials(write_contract: Write) -> None:
+    """`foreign_key` ends in `_key` like `api_key`, yet holds no secret: a text value is a wrong type
+    (it is a mapping), not a literal credential."""
+    line = "      type: integer\n"
+    text = MINIMAL.replace(line, line + "      foreign_key: customers.customer_id\n", 1)
+    problem = only_problem(write_contract(text))
+    assert problem.path == "model.fields[0].foreign_key"
+    assert "secret" not in problem.render() and "contract, column" in problem.render()
+
+
 def test_credential_references_accepted_and_kept_unresolved(write_contract: Write) -> None:
     text = (
         MINIMAL

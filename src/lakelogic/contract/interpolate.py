@@ -26,6 +26,13 @@ _NOT_CREDENTIALS = frozenset(
         "surrogate_key",
         "event_key",
         "reference_key",
+        "foreign_key",  # model.fields[].foreign_key: "orders.customer_id" names a column
+        "grain_key",
+        "partition_key",
+        "sort_key",
+        "join_key",
+        "lookup_key",
+        "merge_key",
         "max_tokens",
     }
 )
