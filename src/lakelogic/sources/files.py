@@ -3,8 +3,9 @@
 Everything is read as its *raw* type (CSV as text, JSON with its own scalar types) so casting to the
 model stays strict and happens in one place (the engine). Unparseable records are kept, not dropped:
 Spark's PERMISSIVE mode puts their raw text in :data:`CORRUPT_COLUMN`, and the engine quarantines them
-as ``malformed_record``. Local paths are listed in Python (file count, names, newest mtime for the
-report); remote URLs are handed to Spark as they are.
+as ``malformed_record`` (JSON records repeating a key too, see :mod:`.json_duplicate_keys`). Local paths
+are listed in Python (file count, names, newest mtime for the report); remote URLs are handed to Spark
+as they are.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lakelogic.errors import ContractError, MissingDependencyError, Problem, SourceError, UnsupportedError
 from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.json_duplicate_keys import is_duplicate_column_error, read_json_with_duplicate_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -274,7 +276,20 @@ def _read(
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         json_opts = _json_options(spark, options)
-        frame = reader.options(**json_opts).options(**engine_options).json(list(files))
+        try:
+            frame = reader.options(**json_opts).options(**engine_options).json(list(files))
+        except Exception as exc:  # converted: a record repeating a key is malformed, not a failed read
+            if not is_duplicate_column_error(exc):
+                raise
+            return read_json_with_duplicate_keys(
+                spark,
+                files,
+                base=base,
+                json_opts=json_opts,
+                engine_options=engine_options,
+                with_file_path=with_file_path,
+                names=headerless_names,
+            )
         if frame.columns == [CORRUPT_COLUMN]:
             return _all_malformed_json(spark, files, json_opts, headerless_names)
         return frame if frame.columns else None

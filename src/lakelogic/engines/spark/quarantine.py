@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from lakelogic.engines.spark.counting import Observations
 from lakelogic.engines.spark.rules import CATEGORIES_COLUMN, ERRORS_COLUMN
 from lakelogic.plan.sqlutil import quote_ident
-from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN
 
 RUN_ID_COLUMN = "_lakelogic_run_id"
 QUARANTINED_AT_COLUMN = "_lakelogic_quarantined_at"
@@ -41,8 +41,8 @@ def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataF
     if CORRUPT_COLUMN not in frame.columns:
         return frame, None
     corrupt = F.col(CORRUPT_COLUMN)
-    good = frame.where(corrupt.isNull()).drop(CORRUPT_COLUMN)
-    data = [c for c in frame.columns if c != CORRUPT_COLUMN]
+    good = frame.where(corrupt.isNull()).drop(CORRUPT_COLUMN, CORRUPT_REASON_COLUMN)
+    data = [c for c in frame.columns if c not in (CORRUPT_COLUMN, CORRUPT_REASON_COLUMN)]
     # Spark refuses scans of raw JSON/CSV that read only the corrupt-record column; the observation
     # reads one data column too, so column pruning can never reduce the malformed branch to it.
     keep = {"data_values": F.count(F.col(quote_ident(data[0])))} if data else {}
@@ -66,7 +66,10 @@ def _malformed_rows(malformed: DataFrame, like: DataFrame, *, include_reason: bo
             cols.append(F.when(corrupt.isNull(), F.col(quote_ident(f.name))).cast(f.dataType).alias(f.name))
         else:
             cols.append(F.lit(None).cast(f.dataType).alias(f.name))
-    detail = F.concat(F.lit(f"Rule failed: {MALFORMED_RULE} (unparseable record: "), corrupt, F.lit(")"))
+    reason = F.lit("unparseable record")
+    if CORRUPT_REASON_COLUMN in raw:
+        reason = F.coalesce(F.col(CORRUPT_REASON_COLUMN), reason)
+    detail = F.concat(F.lit(f"Rule failed: {MALFORMED_RULE} ("), reason, F.lit(": "), corrupt, F.lit(")"))
     message = detail if include_reason else F.lit(f"Rule failed: {MALFORMED_RULE}")
     return malformed.select(
         *cols, F.array(message).alias(ERRORS_COLUMN), F.array(F.lit("schema")).alias(CATEGORIES_COLUMN)
