@@ -164,12 +164,8 @@ def test_backfill_runs_each_window_and_stops_at_a_failure(
     assert {r["run_mode"] for r in rows} == {"backfill"}
 
 
-def test_resuming_a_stopped_backfill_finishes_the_stopped_window_then_the_later_ones(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """§8: "`--resume` continues from that window": the failed node of the stopped window runs again in
-    its own pipeline run, then every later window of the backfill runs."""
-    calls: list[tuple[str, str]] = []
+def _window_recorder(calls: list[tuple[str, str]]) -> Any:
+    """``recorded(fails_on)``: a behaviour noting (contract, window) and failing in window ``fails_on``."""
 
     def recorded(fails_on: str | None) -> Any:
         def run(request: Any) -> Any:
@@ -179,6 +175,17 @@ def test_resuming_a_stopped_backfill_finishes_the_stopped_window_then_the_later_
             return ok(request)
 
         return run
+
+    return recorded
+
+
+def test_resuming_a_stopped_backfill_finishes_the_stopped_window_then_the_later_ones(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§8: "`--resume` continues from that window": the failed node of the stopped window runs again in
+    its own pipeline run, then every later window of the backfill runs."""
+    calls: list[tuple[str, str]] = []
+    recorded = _window_recorder(calls)
 
     state = project / "state.json"
     flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-04"]
@@ -208,15 +215,7 @@ def test_an_orchestrator_retry_of_a_backfill_resumes_it_under_its_run_id(
     """§18 with a backfill: the orchestrator's run id names the whole invocation (windows `<id>-w<n>`,
     `backfill_id` the id), so the same command retried continues the stopped backfill."""
     calls: list[tuple[str, str]] = []
-
-    def recorded(fails_on: str | None) -> Any:
-        def run(request: Any) -> Any:
-            calls.append((request.node.name, request.window.label))
-            if request.window.label == fails_on:
-                raise RuntimeError("bad day")
-            return ok(request)
-
-        return run
+    recorded = _window_recorder(calls)
 
     flags = ["--backfill-start-date", "2026-01-01", "--backfill-end-date", "2026-01-03"]
     flags += ["--state-path", str(project / "state.json"), "--pipeline-run-id", "airflow-7"]
