@@ -103,6 +103,10 @@ def read_json_with_duplicate_keys(
     )
 
 
+# how a file splits into records and decodes: taken from the merged options in _records
+_SPLITTING = {"multiline", "linesep", "encoding", "charset"}
+
+
 def _records(
     spark: SparkSession,
     files: Sequence[str],
@@ -117,18 +121,21 @@ def _records(
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, StringType
 
-    multiline = str(json_opts.get("multiLine", "false")).lower() == "true"
-    reader = spark.read.options(**engine_options)
+    # as the JSON read saw them: engine options last, Spark's option names in any case
+    merged = {k.lower(): str(v) for k, v in {**json_opts, **engine_options}.items()}
+    multiline = merged.get("multiline", "false").lower() == "true"
+    reader = spark.read.options(**{k: v for k, v in engine_options.items() if k.lower() not in _SPLITTING})
     if base:
         reader = reader.option("basePath", base)
-    if not multiline and json_opts.get("lineSep"):
-        reader = reader.option("lineSep", json_opts["lineSep"])
+    if not multiline and merged.get("linesep"):
+        reader = reader.option("lineSep", merged["linesep"])
     text = reader.text(list(files), wholetext=multiline)
     partitions = [c for c in text.columns if c != "value"]
     value = F.col("value")
-    if json_opts.get("encoding"):
+    encoding = merged.get("encoding") or merged.get("charset")
+    if encoding:
         # the text reader hands over the file's bytes as they are; decode them like the JSON reader does
-        value = F.decode(value.cast("binary"), json_opts["encoding"])
+        value = F.decode(value.cast("binary"), encoding)
     value = F.regexp_replace(value, "^\ufeff", "")  # a byte-order mark is no part of the first record
     source = [F.col("_metadata.file_path").alias(SOURCE_FILE_COLUMN)] if with_file_path else []
     carried = [*partitions, *([SOURCE_FILE_COLUMN] if with_file_path else [])]
