@@ -121,3 +121,24 @@ def test_approval_cli_stage_list_approve_and_reject(
     assert rejected.exit_code == 0 and "rejected" in rejected.stdout
     assert json.loads(runner.invoke(app, ["approvals", "--json"]).stdout) == []
     assert spark.read.parquet(str(target)).count() == 1
+
+
+@pytest.mark.spark
+def test_run_records_in_the_run_log_the_contract_names(spark: Any, tmp_path: Path) -> None:
+    """DRIVER §15.1: `metadata.run_log_*` (or a system's `storage.run_log`) is where `lakelogic run`
+    writes, as the driver and the run's own SLO/alert history read it."""
+    from lakelogic.runlog import DuckDBRunLogStore
+
+    data = tmp_path / "in.csv"
+    data.write_text("id,v\n1,2.5\n")
+    own = tmp_path / "own.duckdb"
+    doc = {
+        **CONTRACT,
+        "source": {**CONTRACT["source"], "path": str(data)},
+        "metadata": {"run_log_database": str(own)},
+    }
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, doc))])
+    assert result.exit_code == 0, result.output
+    assert [r["contract"] for r in DuckDBRunLogStore(own).query()] == ["cli_run"]
+    default = DuckDBRunLogStore(tmp_path / "runlog.duckdb")
+    assert not default.exists() or default.query() == []

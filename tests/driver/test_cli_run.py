@@ -164,6 +164,16 @@ def test_backfill_runs_each_window_and_stops_at_a_failure(
     assert {r["run_mode"] for r in rows} == {"backfill"}
 
 
+def test_a_bad_run_log_setting_of_a_contract_is_a_configuration_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§15.1: a contract's own run log is opened before anything runs, so a typo exits 2 with nothing run."""
+    fake = FakeRunner()
+    result, _ = invoke(project, fake, monkeypatch, "--set", "metadata.run_log_backend=duckbd")
+    assert result.exit_code == 2, result.output
+    assert "duckbd" in result.output and fake.calls == []
+
+
 def _window_recorder(calls: list[tuple[str, str]]) -> Any:
     """``recorded(fails_on)``: a behaviour noting (contract, window) and failing in window ``fails_on``."""
 
@@ -227,7 +237,7 @@ def test_an_orchestrator_retry_of_a_backfill_resumes_it_under_its_run_id(
     every = FakeRunner({"silver_orders": recorded(None), "bronze_orders": recorded(None)})
     result, store = invoke(project, every, monkeypatch, *flags)  # the same command, retried
     assert result.exit_code == 0, result.output
-    assert "resuming pipeline run airflow-7" in result.output
+    assert "resuming airflow-7 (pipeline run airflow-7-w2)" in result.output
     assert calls == [
         ("silver_orders", "backfill_20260102"),
         ("bronze_orders", "backfill_20260103"),

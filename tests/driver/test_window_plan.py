@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import pytest
+
 from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.window_plan import plan_windows, resume_plan, resumes_by_itself
 from lakelogic.driver.windows import Window
+from lakelogic.errors import RegistryError
 
 AS_OF = datetime(2026, 3, 1, tzinfo=UTC)
 RANGE = (date(2026, 1, 1), date(2026, 1, 3), "day")
@@ -55,8 +58,26 @@ def test_resume_continues_with_the_stopped_window_then_the_later_ones(tmp_path: 
 
 def test_a_retry_resumes_only_its_own_invocation_with_work_left(tmp_path: Path) -> None:
     selected = {"silver.x"}
-    assert resumes_by_itself(_state(tmp_path, 1, done=False), "dag-1", selected)  # a failed node
-    assert resumes_by_itself(_state(tmp_path, 1, done=True), "dag-1", selected)  # a window left
-    assert not resumes_by_itself(_state(tmp_path, 2, done=True), "dag-1", selected)  # all done
-    assert not resumes_by_itself(_state(tmp_path, 1, done=False), "dag-2", selected)  # another id
-    assert not resumes_by_itself(None, "dag-1", selected)
+    plan = plan_windows(RANGE, "dag-1", "fresh")
+    assert resumes_by_itself(_state(tmp_path, 1, done=False), plan, selected)  # a failed node
+    assert resumes_by_itself(_state(tmp_path, 1, done=True), plan, selected)  # a window left
+    assert not resumes_by_itself(_state(tmp_path, 2, done=True), plan, selected)  # all done
+    other = plan_windows(RANGE, "dag-2", "fresh")
+    assert not resumes_by_itself(_state(tmp_path, 1, done=False), other, selected)  # another id
+    assert not resumes_by_itself(None, plan, selected)
+
+
+def test_the_same_id_asking_for_another_range_is_refused_while_work_is_left(tmp_path: Path) -> None:
+    selected = {"silver.x"}
+    longer = plan_windows((date(2026, 1, 1), date(2026, 1, 9), "day"), "dag-1", "fresh")
+    with pytest.raises(RegistryError, match=r"backfill 2026-01-01\.\.2026-01-03 by day, not backfill"):
+        resumes_by_itself(_state(tmp_path, 1, done=False), longer, selected)
+    with pytest.raises(RegistryError, match="not no backfill"):
+        resumes_by_itself(_state(tmp_path, 1, done=False), plan_windows(None, "dag-1", "x"), selected)
+    # that invocation finished: the id may be used for anything again
+    assert not resumes_by_itself(_state(tmp_path, 2, done=True), longer, selected)
+
+
+def test_a_one_window_backfill_runs_under_the_requested_id_itself() -> None:
+    plan = plan_windows((date(2026, 1, 1), date(2026, 1, 1), "day"), "dag-1", "fresh")
+    assert plan.total == 1 and plan.run_id(0) == "dag-1"

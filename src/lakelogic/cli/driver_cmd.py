@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from lakelogic.cli.driver_support import (
+    check_node_stores,
     confirm_and_reset,
     console,
     ddl_only,
@@ -198,6 +199,7 @@ def main(
         tags = metric_tags(metrics_tags)
         store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
         set_default_store(store)  # runs recorded by the engine itself land in the same store
+        check_node_stores(pipeline, store)
         approval = load_approval_file(approval_file) if approval_file is not None else None
     except ConfigurationError as exc:
         err_console.print(f"[red]configuration error[/red]: {exc}")
@@ -255,10 +257,18 @@ def main(
     if state_path is None and resume:
         state_path = find_project_root() / ".lakelogic" / "driver_state.json"
     saved = _saved_state(state_path) if pipeline_run_id and state_path is not None else None
-    if not resume and resumes_by_itself(saved, pipeline_run_id, pipeline.selected):
+    try:
+        resuming_itself = not resume and resumes_by_itself(saved, plan, pipeline.selected)
+    except (LakeLogicError, KeyError, ValueError, TypeError) as exc:  # a state file edited by hand
+        err_console.print(f"[red]configuration error[/red]: {exc}")
+        raise typer.Exit(2) from None
+    if resuming_itself:
+        assert saved is not None
         # §18: an orchestrator retries a task with its own run id and a shared state file; the retry
         # resumes that invocation instead of computing new windows and running every contract again
-        err_console.print(f"resuming pipeline run {pipeline_run_id} from {state_path}")
+        err_console.print(
+            f"resuming {pipeline_run_id} (pipeline run {saved.pipeline_run_id}) from {state_path}"
+        )
         resume = True
     resumed: DriverState | None = None
     if resume:
@@ -272,7 +282,16 @@ def main(
             err_console.print(
                 f"[yellow]warning[/yellow]: --resume keeps the saved windows ({resumed.args['window']})"
             )
-        plan = resume_plan(resumed)
+        try:
+            plan = resume_plan(resumed)
+        except (KeyError, ValueError, TypeError) as exc:
+            err_console.print(f"[red]error[/red]: the state file's backfill cannot be read: {exc}")
+            raise typer.Exit(2) from None
+        if pipeline_run_id and plan.requested_run_id not in (None, pipeline_run_id):
+            err_console.print(
+                f"[yellow]warning[/yellow]: --resume continues {plan.requested_run_id}; "
+                f"--pipeline-run-id {pipeline_run_id} is not used"
+            )
     codes: list[int] = []
     exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for step, (index, fixed) in enumerate(plan.windows):

@@ -104,6 +104,19 @@ def load_backend(backend: str | None) -> None:
         import lakelogic.engines.spark.runlog_iceberg  # noqa: F401 - registers the backend
 
 
+def check_node_stores(pipeline: Pipeline, store: Any) -> None:
+    """Open the run log of every selected contract that names its own (DRIVER §15.1) before anything runs,
+    so an unknown backend or a bad table name is a configuration error, not a failure mid-pipeline."""
+    from lakelogic.driver.run_logs import NodeStores
+    from lakelogic.runlog import store_settings
+
+    stores = NodeStores(store)
+    for node_id in sorted(pipeline.selected):
+        node = pipeline.dag.nodes[node_id]
+        load_backend(store_settings(node.metadata, node.contract_file)[0])
+        stores.of(node)
+
+
 def spark_runner(
     engine: str,
     *,

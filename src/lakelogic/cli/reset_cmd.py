@@ -37,13 +37,8 @@ def register(app: typer.Typer) -> None:
             if not yes and not typer.confirm(f"Empty {', '.join(tables) or 'nothing'} of {node.id}?"):
                 Console(stderr=True).print(f"not reset: {node.id} is unchanged")
                 raise typer.Exit(1)
-            # an explicit --run-log-database is meant for this contract; else its own setting (§15.1)
-            [result] = reset_nodes(
-                spark_for("spark"),
-                [node],
-                store=open_store(run_log_database),
-                route=run_log_database is None,
-            )
+            # the contract's own run log when it names one, as the driver reads it (§15.1)
+            [result] = reset_nodes(spark_for("spark"), [node], store=open_store(run_log_database))
         except LakeLogicError as exc:
             Console(stderr=True).print(f"[red]error[/red]: {exc}")
             raise typer.Exit(2) from None

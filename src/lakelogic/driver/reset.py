@@ -43,26 +43,22 @@ def reset_targets(node: Node) -> list[tuple[str, bool]]:
 
 
 def reset_nodes(
-    spark: Any,
-    nodes: list[Node],
-    *,
-    store: RunLogStore | None,
-    pipeline_run_id: str | None = None,
-    route: bool = True,
+    spark: Any, nodes: list[Node], *, store: RunLogStore | None, pipeline_run_id: str | None = None
 ) -> list[ResetResult]:
-    """Empty every target and quarantine table of ``nodes`` and record one ``reset`` row per node: in
-    the store the node's contract names for itself (``route``, as the driver does), else in ``store``."""
+    """Empty every target and quarantine table of ``nodes`` and record one ``reset`` row per node, in the
+    store the node's contract names for itself, else in ``store`` (DRIVER §15.1)."""
     from lakelogic.tables.reset import empty_outputs
 
-    plans = [(node, _resolved(node)) for node in nodes]  # resolve every target before touching anything
     stores = NodeStores(store)
+    # every target and every run log resolved before anything is touched: a bad run-log setting must not
+    # leave an emptied table without its reset row (the next last_success run would be incremental)
+    plans = [(node, _resolved(node), stores.of(node)) for node in nodes]
     results = []
-    for node, resolved in plans:
+    for node, resolved, node_store in plans:
         result = ResetResult(node.id)
         tables = [] if resolved is None else empty_outputs(spark, resolved, contract=node.name)
         for name, existed in tables:
             (result.emptied if existed else result.absent).append(name)
-        node_store = stores.of(node) if route else store
         if node_store is not None:
             now = datetime.now(UTC)
             node_store.write(

@@ -82,7 +82,6 @@ class PipelineRun:
         self.runner = runner
         self.options = options or DriverOptions()
         self.store = store
-        self.stores = NodeStores(store)
         self.pipeline_run_id = pipeline_run_id or str(uuid.uuid4())
         self.as_of = as_of or datetime.now(UTC)
         self.on_event = on_event or (lambda _n, _s, _o: None)
@@ -99,6 +98,15 @@ class PipelineRun:
         self._circuit_open = False
         # timed-out nodes whose threads may still be busy: they hold a worker until they return
         self._abandoned: list[Future[tuple[RunReport, int]]] = []
+
+    @property
+    def store(self) -> RunLogStore | None:
+        """The pipeline's run log; nodes whose contracts name their own store use theirs (``stores``)."""
+        return self.stores.default
+
+    @store.setter
+    def store(self, store: RunLogStore | None) -> None:
+        self.stores = NodeStores(store)
 
     # public --------------------------------------------------------------------------------
 
@@ -423,7 +431,7 @@ class PipelineRun:
 
     def _logged_report(self, node: Node, run_id: str) -> RunReport | None:
         """The report of ``run_id`` as the run log holds it (an approve/reject made outside the driver)."""
-        getter = getattr(self.stores.of(node), "get", None)
+        getter = getattr(self.stores.lookup(node), "get", None)
         row = getter(run_id) if callable(getter) else None
         text = row.get("report_json") if isinstance(row, dict) else None
         if not text:
@@ -461,7 +469,7 @@ class PipelineRun:
                 self.windows[node.id] = self.options.window_override
             else:
                 self.windows[node.id] = resolve_window(
-                    self.options.window, node.name, as_of=self.as_of, store=self.stores.of(node)
+                    self.options.window, node.name, as_of=self.as_of, store=self.stores.lookup(node)
                 )
         return self.windows[node.id]
 
@@ -485,7 +493,7 @@ class PipelineRun:
             start = window.start if window.label != "full" else None
             upstream = self.dag.nodes[up]
             block, warning = check_unscheduled(
-                up, upstream.name, store=self.stores.of(upstream), window_start=start, policy=policy
+                up, upstream.name, store=self.stores.lookup(upstream), window_start=start, policy=policy
             )
             if warning:
                 warnings.append(warning)

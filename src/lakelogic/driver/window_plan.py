@@ -19,6 +19,7 @@ from typing import Any
 
 from lakelogic.driver.state import DriverState
 from lakelogic.driver.windows import Window, backfill_windows
+from lakelogic.errors import RegistryError
 
 
 @dataclass
@@ -35,7 +36,9 @@ class WindowPlan:
         """The pipeline run id of the window at ``index``; None lets the caller draw a new one."""
         if self.requested_run_id is None:
             return None
-        return self.requested_run_id if not self.backfill else f"{self.requested_run_id}-w{index + 1}"
+        if not self.backfill or self.total == 1:  # one pipeline run: it takes the id as it is
+            return self.requested_run_id
+        return f"{self.requested_run_id}-w{index + 1}"
 
     def state_args(self, index: int) -> dict[str, Any]:
         """What a state file needs to carry the plan on from the window at ``index``."""
@@ -64,6 +67,16 @@ def plan_windows(
     )
 
 
+def _saved_windows(saved: dict[str, Any]) -> tuple[list[Window], int]:
+    """The backfill a state file records: all its windows and the stopped window's position."""
+    full = backfill_windows(
+        date.fromisoformat(saved["start"]),
+        date.fromisoformat(saved["end"]),
+        saved.get("granularity", "day"),
+    )
+    return full, int(saved.get("index", len(full)))
+
+
 def resume_plan(resumed: DriverState) -> WindowPlan:
     """``--resume``: the stopped pipeline run (its nodes keep their saved windows; nodes it never reached
     get its backfill window), then the backfill's later windows."""
@@ -71,12 +84,7 @@ def resume_plan(resumed: DriverState) -> WindowPlan:
     saved = resumed.args.get("backfill") or {}
     if not saved:
         return WindowPlan([(0, None)], backfill_id=resumed.backfill_id, requested_run_id=requested)
-    full = backfill_windows(
-        date.fromisoformat(saved["start"]),
-        date.fromisoformat(saved["end"]),
-        saved.get("granularity", "day"),
-    )
-    position = int(saved.get("index", len(full)))
+    full, position = _saved_windows(saved)
     stopped = full[position] if position < len(full) else None
     later = [(i, w) for i, w in enumerate(full) if i > position]
     return WindowPlan(
@@ -88,22 +96,34 @@ def resume_plan(resumed: DriverState) -> WindowPlan:
     )
 
 
-def resumes_by_itself(saved: DriverState | None, requested_run_id: str | None, selected: set[str]) -> bool:
+def resumes_by_itself(saved: DriverState | None, plan: WindowPlan, selected: set[str]) -> bool:
     """§18: the state file holds this orchestrator run id's invocation and it has work left: a node of
-    the saved pipeline run that did not finish, or backfill windows after it."""
-    if saved is None or requested_run_id is None:
+    the saved pipeline run that did not finish, or backfill windows after it. The same id asking for
+    another backfill range (or none) is a configuration error, never a silent resume of the saved one."""
+    requested = plan.requested_run_id
+    if saved is None or requested is None:
         return False
-    if requested_run_id not in (saved.pipeline_run_id, saved.args.get("requested_run_id")):
+    if requested not in (saved.pipeline_run_id, saved.args.get("requested_run_id")):
         return False
     unfinished = any(n not in saved.nodes or not saved.nodes[n].done for n in selected)
     backfill = saved.args.get("backfill") or {}
-    if not backfill:
-        return unfinished
-    windows_left = int(backfill.get("index", 0)) + 1 < len(
-        backfill_windows(
-            date.fromisoformat(backfill["start"]),
-            date.fromisoformat(backfill["end"]),
-            backfill.get("granularity", "day"),
+    windows_left = False
+    if backfill:
+        full, position = _saved_windows(backfill)
+        windows_left = position + 1 < len(full)
+    if not (unfinished or windows_left):
+        return False  # that invocation finished: the same id runs again
+    recorded = {k: v for k, v in backfill.items() if k != "index"}
+    if recorded != plan.backfill:
+        raise RegistryError(
+            f"the state file holds the unfinished pipeline run {requested} with {_describe(recorded)}, "
+            f"not {_describe(plan.backfill)}",
+            hint="resume it with the same arguments, or use another --pipeline-run-id or --state-path",
         )
-    )
-    return unfinished or windows_left
+    return True
+
+
+def _describe(backfill: dict[str, Any]) -> str:
+    if not backfill:
+        return "no backfill"
+    return f"backfill {backfill['start']}..{backfill['end']} by {backfill.get('granularity', 'day')}"

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ __all__ = [
     "set_default_store",
     "store_for_contract",
     "store_for_metadata",
+    "store_location",
     "store_settings",
 ]
 
@@ -114,30 +116,46 @@ def names_store(metadata: Mapping[str, Any] | None) -> bool:
     return any((metadata or {}).get(k) is not None for k in RUN_LOG_KEYS)
 
 
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # s3://…, dbfs:/…, abfss://… (not a one-letter drive)
+
+
 def store_settings(
     metadata: Mapping[str, Any] | None, contract_file: str | Path | None = None
 ) -> tuple[str | None, str | None, str | None]:
-    """``(backend, database, table)`` a contract's ``metadata.run_log_*`` names. A relative file path
-    (the embedded, SQLite and Delta stores) is taken from the project root of ``contract_file``, where the
-    default store lives too, so the same contract finds the same log from any working directory."""
+    """``(backend, database, table)`` a contract's ``metadata.run_log_*`` names (blank values count as
+    unset). A relative file path (the embedded, SQLite and Delta stores) is taken from the project root of
+    ``contract_file``, where the default store lives too, so the same contract finds the same log from any
+    working directory."""
     meta = metadata or {}
-    backend, database, table = (meta.get(k) for k in RUN_LOG_KEYS)
+    texts = [str(meta[k]).strip() if meta.get(k) is not None else "" for k in RUN_LOG_KEYS]
+    backend, database, table = (text or None for text in texts)
     if database is not None and backend != "iceberg":  # an Iceberg log is named catalog.namespace
-        path = Path(str(database)).expanduser()
-        if not path.is_absolute() and "://" not in str(database) and contract_file is not None:
+        path = Path(database).expanduser()
+        if not path.is_absolute() and not _SCHEME.match(database) and contract_file is not None:
             database = str(find_project_root(Path(contract_file).resolve().parent) / path)
-    return (
-        None if backend is None else str(backend),
-        None if database is None else str(database),
-        None if table is None else str(table),
-    )
+    return backend, database, table
+
+
+def store_location(store: RunLogStore) -> str:
+    """Where ``store`` keeps its tables: a file or folder, or an Iceberg ``catalog.namespace``."""
+    return str(getattr(store, "namespace", None) or store.path)
 
 
 def store_for_metadata(
-    metadata: Mapping[str, Any] | None, contract_file: str | Path | None = None
+    metadata: Mapping[str, Any] | None,
+    contract_file: str | Path | None = None,
+    *,
+    default: RunLogStore | None = None,
 ) -> RunLogStore:
-    """The store a contract asks for (``metadata.run_log_backend|database|table``), else the default."""
+    """The store a contract asks for (``metadata.run_log_backend|database|table``), else ``default`` (the
+    process store when not given). A contract naming only its table keeps the default's location and
+    backend: the table is all it chose."""
     backend, database, table = store_settings(metadata, contract_file)
+    base = default or _process_store
+    if backend is None and database is None and base is not None:
+        if table is None or table == getattr(base, "table", None):
+            return base
+        return open_store(store_location(base), table=table, backend=getattr(base, "backend", None))
     return open_store(database, table=table, backend=backend)
 
 
