@@ -109,3 +109,25 @@ def test_registry_validate_strict_fails_on_warnings(project: Path) -> None:
         and "bronze.bronze_orders is disabled but silver.silver_orders" in lenient.output
     )
     assert runner.invoke(app, ["registry", "validate", "--strict", str(project / "c")]).exit_code == 1
+
+
+def test_dag_statuses_come_from_the_run_log_each_contract_names(project: Path, tmp_path: Path) -> None:
+    own = tmp_path / "own.duckdb"
+    contract(project, "d/bronze/a.yaml", "bronze_a", "bronze", f"metadata: {{run_log_database: '{own}'}}\n")
+    contract(project, "d/bronze/b.yaml", "bronze_b", "bronze")
+    write(project / "d" / "_registry.yaml", """\
+    version: 1
+    entries:
+      - {entity: a, contract_path: bronze/a.yaml}
+      - {entity: b, contract_path: bronze/b.yaml}
+    """)  # fmt: skip
+    pipeline_db = tmp_path / "rl.duckdb"
+    for name, store in (("bronze_a", own), ("bronze_b", pipeline_db)):
+        report = RunReport(run_id=f"r-{name}", pipeline_run_id="p1", contract=name, layer="bronze",
+                           status=RunStatus.SUCCEEDED)  # fmt: skip
+        record_run(report, store=DuckDBRunLogStore(store))
+    args = ["dag", "--registry", str(project / "d"), "--format", "json", "--pipeline-run-id", "p1"]
+    result = runner.invoke(app, [*args, "--run-log-database", str(pipeline_db)])
+    assert result.exit_code == 0, result.output
+    nodes = {n["id"]: n.get("status") for n in json.loads(result.output)["nodes"]}
+    assert nodes == {"bronze.bronze_a": "succeeded", "bronze.bronze_b": "succeeded"}

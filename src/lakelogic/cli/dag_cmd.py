@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 
 from lakelogic.driver import dag_render
 from lakelogic.driver.load import ConfigurationError, load_pipeline
+from lakelogic.errors import LakeLogicError
 from lakelogic.runlog import open_store
 
 FORMATS = ("text", "mermaid", "dot", "html", "json")
@@ -54,11 +56,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         statuses: dict[str, str] = {}
         if pipeline_run_id:
-            by_name = {(n.name, n.layer): n.id for n in pipeline.dag.nodes.values()}
-            for row in open_store(run_log_database).query(pipeline_run_id=pipeline_run_id):
-                node_id = by_name.get((row["contract"], row["layer"]))
-                if node_id:
-                    statuses[node_id] = "gated" if row.get("gated") else str(row["status"])
+            try:
+                statuses = _statuses(pipeline, open_store(run_log_database), pipeline_run_id)
+            except LakeLogicError as exc:
+                Console(stderr=True).print(f"[red]error[/red]: {exc}")
+                raise typer.Exit(2) from None
         among = pipeline.selected
         text = {
             "text": lambda: dag_render.to_text(pipeline.dag, among, statuses),
@@ -72,3 +74,23 @@ def register(app: typer.Typer) -> None:
             Console().print(f"wrote {output}")
         else:
             typer.echo(text, nl=False)
+
+
+def _statuses(pipeline: Any, store: Any, pipeline_run_id: str) -> dict[str, str]:
+    """Each node's status in the pipeline run, read from the run log its contract records to (§15.1)."""
+    from lakelogic.driver.run_logs import NodeStores
+
+    stores = NodeStores(store)
+    by_store: dict[int, tuple[Any, dict[tuple[str, str], str]]] = {}
+    for node in pipeline.dag.nodes.values():
+        node_store = stores.of(node)
+        by_store.setdefault(id(node_store), (node_store, {}))[1][(node.name, node.layer)] = node.id
+    statuses: dict[str, str] = {}
+    for node_store, by_name in by_store.values():
+        if not node_store.exists():
+            continue
+        for row in node_store.query(pipeline_run_id=pipeline_run_id):
+            node_id = by_name.get((row["contract"], row["layer"]))
+            if node_id:
+                statuses[node_id] = "gated" if row.get("gated") else str(row["status"])
+    return statuses
