@@ -98,6 +98,23 @@ def test_runs_lists_and_filters(tmp_path: Path) -> None:
     assert "x" in table.output and "failed" in table.output
 
 
+def test_runs_of_a_contract_file_come_from_the_run_log_it_names(project: Path, tmp_path: Path) -> None:
+    own = tmp_path / "own.duckdb"
+    path = contract(
+        project, "e/bronze/a.yaml", "bronze_a", "bronze", f"metadata: {{run_log_database: '{own}'}}\n"
+    )
+    record_run(
+        RunReport(run_id="mine", contract="bronze_a", status=RunStatus.SUCCEEDED),
+        store=DuckDBRunLogStore(own),
+    )
+    other = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    record_run(RunReport(run_id="elsewhere", contract="bronze_a", status=RunStatus.FAILED), store=other)
+    args = ["runs", "--contract-file", str(path), "--json", "--run-log-database", str(tmp_path / "rl.duckdb")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert [r["run_id"] for r in json.loads(result.output)] == ["mine"]
+
+
 def test_registry_validate_strict_fails_on_warnings(project: Path) -> None:
     reg = project / "c" / "_registry.yaml"
     reg.write_text(

@@ -49,12 +49,38 @@ def _detail(row: dict[str, Any]) -> str:
     return ""
 
 
+def _contract_store(file: Path, env: str | None, default: Any, name: str | None) -> tuple[str, Any]:
+    """The contract's name (unless ``--contract`` names one) and the store it records to (DRIVER §15.1:
+    its ``metadata.run_log_*`` or its system's ``storage.run_log``, else ``default``)."""
+    from lakelogic.cli.driver_support import load_backend
+    from lakelogic.contract.hierarchy import resolve_effective
+    from lakelogic.errors import LakeLogicError
+    from lakelogic.runlog import store_for_metadata, store_settings
+
+    try:
+        effective = resolve_effective(file, env=env).contract
+        load_backend(store_settings(effective.metadata, file)[0])
+        store = store_for_metadata(effective.metadata, file, default=default)
+    except LakeLogicError as exc:
+        Console(stderr=True).print(f"[red]error[/red]: {exc}")
+        raise typer.Exit(2) from None
+    return name or effective.contract_name, store
+
+
 def register(app: typer.Typer) -> None:
     """Add ``runs`` to the ``lakelogic`` app."""
 
     @app.command("runs")
     def runs(
         contract: str | None = typer.Option(None, "--contract", help="Contract name."),
+        contract_file: Path | None = typer.Option(
+            None,
+            "--contract-file",
+            exists=True,
+            dir_okay=False,
+            help="This contract's runs, from the run log it records to (its own, else the flags').",
+        ),
+        env: str | None = typer.Option(None, "--env", help="Environment for --contract-file."),
         layer: str | None = typer.Option(None, "--layer"),
         status: str | None = typer.Option(None, "--status"),
         pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id"),
@@ -71,6 +97,8 @@ def register(app: typer.Typer) -> None:
 
         load_backend(backend)
         store = open_store(database, table=table, backend=backend)
+        if contract_file is not None:
+            contract, store = _contract_store(contract_file, env, store, contract)
         rows = store.query(
             contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last
         )
