@@ -85,6 +85,15 @@ def test_registry_validate_and_explain(project: Path) -> None:
     ]  # fmt: skip
 
 
+def test_dag_json_keeps_to_the_selected_layers(project: Path) -> None:
+    args = ["dag", "--registry", str(project / "c"), "--format", "json", "--layers", "bronze"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [n["id"] for n in data["nodes"]] == ["bronze.bronze_orders"]
+    assert data["edges"] == [] and [entry["layer"] for entry in data["layers"]] == ["bronze"]
+
+
 def test_runs_lists_and_filters(tmp_path: Path) -> None:
     db = tmp_path / "rl.duckdb"
     store = DuckDBRunLogStore(db)
@@ -113,6 +122,20 @@ def test_runs_of_a_contract_file_come_from_the_run_log_it_names(project: Path, t
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert [r["run_id"] for r in json.loads(result.output)] == ["mine"]
+
+
+def test_runs_say_when_rows_are_cut_and_list_a_whole_pipeline_run(tmp_path: Path) -> None:
+    db = tmp_path / "rl.duckdb"
+    store = DuckDBRunLogStore(db)
+    for i in range(22):
+        report = RunReport(run_id=f"r{i}", pipeline_run_id="p", contract=f"c{i}", status=RunStatus.SUCCEEDED)
+        record_run(report, store=store)
+    table = runner.invoke(app, ["runs", "--run-log-database", str(db)])
+    assert "the newest 20 rows; more match" in table.output
+    whole = runner.invoke(app, ["runs", "--pipeline-run-id", "p", "--json", "--run-log-database", str(db)])
+    assert len(json.loads(whole.stdout)) == 22
+    few = runner.invoke(app, ["runs", "--last", "30", "--run-log-database", str(db)])
+    assert "more match" not in few.output
 
 
 def test_registry_validate_strict_fails_on_warnings(project: Path) -> None:

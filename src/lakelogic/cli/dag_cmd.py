@@ -37,6 +37,8 @@ def register(app: typer.Typer) -> None:
         no_dims_first: bool = typer.Option(False, "--no-dims-first"),
         env: str | None = typer.Option(None, "--env"),
         run_log_database: Path | None = typer.Option(None, "--run-log-database"),
+        run_log_table: str | None = typer.Option(None, "--run-log-table", help="As the driver's."),
+        run_log_backend: str | None = typer.Option(None, "--run-log-backend", help="As the driver's."),
     ) -> None:
         """Execution order by layer and generation; with a pipeline run id, nodes carry run-log statuses."""
         if fmt not in FORMATS:
@@ -57,7 +59,11 @@ def register(app: typer.Typer) -> None:
         statuses: dict[str, str] = {}
         if pipeline_run_id:
             try:
-                statuses = _statuses(pipeline, open_store(run_log_database), pipeline_run_id)
+                from lakelogic.cli.driver_support import load_backend
+
+                load_backend(run_log_backend)
+                store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
+                statuses = _statuses(pipeline, store, pipeline_run_id)
             except LakeLogicError as exc:
                 Console(stderr=True).print(f"[red]error[/red]: {exc}")
                 raise typer.Exit(2) from None
@@ -67,7 +73,7 @@ def register(app: typer.Typer) -> None:
             "mermaid": lambda: dag_render.to_mermaid(pipeline.dag, among, statuses),
             "dot": lambda: dag_render.to_dot(pipeline.dag, among, statuses),
             "html": lambda: dag_render.to_html(pipeline.dag, among, statuses),
-            "json": lambda: dag_render.to_json(pipeline.dag, statuses),
+            "json": lambda: dag_render.to_json(pipeline.dag, statuses, among),
         }[fmt]()
         if output:
             output.write_text(text, encoding="utf-8")

@@ -19,9 +19,13 @@ def register(app: typer.Typer) -> None:
         env: str | None = typer.Option(None, "--env"),
         yes: bool = typer.Option(False, "--yes", help="Do not ask before emptying tables."),
         run_log_database: Path | None = typer.Option(None, "--run-log-database"),
+        run_log_table: str | None = typer.Option(None, "--run-log-table", help="As the driver's."),
+        run_log_backend: str | None = typer.Option(
+            None, "--run-log-backend", help="duckdb (default), sqlite, delta or iceberg, as the driver's."
+        ),
     ) -> None:
         """Empty the target and quarantine table and write a reset row: the next last_success run is full."""
-        from lakelogic.cli.driver_support import spark_for
+        from lakelogic.cli.driver_support import load_backend, spark_for
         from lakelogic.contract.hierarchy import resolve_effective
         from lakelogic.driver.nodes import build_node
         from lakelogic.driver.registry import RegistryEntry
@@ -38,7 +42,9 @@ def register(app: typer.Typer) -> None:
                 Console(stderr=True).print(f"not reset: {node.id} is unchanged")
                 raise typer.Exit(1)
             # the contract's own run log when it names one, as the driver reads it (§15.1)
-            [result] = reset_nodes(spark_for("spark"), [node], store=open_store(run_log_database))
+            load_backend(run_log_backend)
+            store = open_store(run_log_database, table=run_log_table, backend=run_log_backend)
+            [result] = reset_nodes(spark_for("spark"), [node], store=store)
         except LakeLogicError as exc:
             Console(stderr=True).print(f"[red]error[/red]: {exc}")
             raise typer.Exit(2) from None

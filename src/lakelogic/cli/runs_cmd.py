@@ -13,6 +13,8 @@ from rich.table import Table
 
 from lakelogic.runlog import open_store
 
+DEFAULT_LAST = 20
+
 COLUMNS = (
     "started_at",
     "contract",
@@ -84,7 +86,9 @@ def register(app: typer.Typer) -> None:
         layer: str | None = typer.Option(None, "--layer"),
         status: str | None = typer.Option(None, "--status"),
         pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id"),
-        last: int = typer.Option(20, "--last", min=1, help="At most this many rows."),
+        last: int | None = typer.Option(
+            None, "--last", min=1, help="At most this many rows (default 20; all of one --pipeline-run-id)."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Rows as JSON (report_json parsed)."),
         database: Path | None = typer.Option(None, "--run-log-database", help="Run-log DuckDB file."),
         table: str | None = typer.Option(None, "--run-log-table"),
@@ -99,15 +103,25 @@ def register(app: typer.Typer) -> None:
         store = open_store(database, table=table, backend=backend)
         if contract_file is not None:
             contract, store = _contract_store(contract_file, env, store, contract)
+        # one pipeline run's rows are listed whole: a silent cut at 20 would hide contracts of a larger mesh
+        limit = last if last is not None else (None if pipeline_run_id else DEFAULT_LAST)
         rows = store.query(
-            contract=contract, layer=layer, status=status, pipeline_run_id=pipeline_run_id, last=last
+            contract=contract,
+            layer=layer,
+            status=status,
+            pipeline_run_id=pipeline_run_id,
+            last=None if limit is None else limit + 1,
         )
+        cut = limit is not None and len(rows) > limit
+        rows = rows[:limit] if limit is not None else rows
         # Piped output has no terminal width; do not squeeze the table into 80 columns.
         console = Console() if sys.stdout.isatty() else Console(width=160)
         if as_json:
             for row in rows:
                 row["report"] = json.loads(row.pop("report_json") or "null")
             typer.echo(json.dumps(rows, default=str, indent=2))
+            if cut:
+                Console(stderr=True).print(f"the newest {limit} rows; more match (--last N for more)")
             return
         if not rows:
             console.print(f"no runs in {store.path}")
@@ -123,3 +137,5 @@ def register(app: typer.Typer) -> None:
                 values["started_at"] = row["started_at"].strftime("%m-%d %H:%M:%S")
             view.add_row(*(str(values.get(c) if values.get(c) is not None else "") for c in COLUMNS))
         console.print(view)
+        if cut:
+            console.print(f"the newest {limit} rows; more match (--last N for more)")

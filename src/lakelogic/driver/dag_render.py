@@ -94,9 +94,22 @@ def to_dot(dag: ContractDag, among: set[str] | None = None, statuses: Mapping[st
     return "\n".join(lines) + "\n"
 
 
-def to_json(dag: ContractDag, statuses: Mapping[str, str] | None = None) -> str:
+def to_json(
+    dag: ContractDag, statuses: Mapping[str, str] | None = None, among: set[str] | None = None
+) -> str:
+    """``dag.to_json()`` restricted to ``among`` (the selected nodes: their layers, generations and the
+    edges between them), nodes with their run status when ``statuses`` is given."""
     data = dag.to_json()
     nodes: list[dict[str, object]] = data["nodes"]  # type: ignore[assignment]
+    if among is not None:
+        nodes = data["nodes"] = [n for n in nodes if n["id"] in among]
+        edges: list[dict[str, object]] = data["edges"]  # type: ignore[assignment]
+        data["edges"] = [e for e in edges if e["from"] in among and e["to"] in among]
+        data["layers"] = [
+            {"layer": layer, "generations": dag.generations(layer, among)}
+            for layer in dag.layers()
+            if any(dag.nodes[n].layer == layer for n in among)
+        ]
     if statuses:
         for node in nodes:
             node["status"] = statuses.get(str(node["id"]))
