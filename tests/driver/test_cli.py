@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from lakelogic.cli.driver_cmd import app as driver_app
@@ -171,3 +172,34 @@ def test_dag_statuses_come_from_the_run_log_each_contract_names(project: Path, t
     assert result.exit_code == 0, result.output
     nodes = {n["id"]: n.get("status") for n in json.loads(result.output)["nodes"]}
     assert nodes == {"bronze.bronze_a": "succeeded", "bronze.bronze_b": "succeeded"}
+
+
+def test_a_reset_keeps_to_the_selection_flags(project: Path) -> None:
+    args = ["--registry", str(project / "c"), "--dry-run", "--run-log-database", str(project / "rl.duckdb")]
+    result = runner.invoke(driver_app, [*args, "--reset-entities", "orders", "--layers", "silver"])
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.output.splitlines() if "would reset" in x]
+    assert line == "dry run: would reset silver.silver_orders"
+    whole = runner.invoke(driver_app, [*args, "--reset-entities", "orders"])
+    assert "would reset bronze.bronze_orders, silver.silver_orders" in whole.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--engine", "polars"], "--engine 'polars'"),
+        (["--metrics-backend", "bogus"], "--metrics-backend 'bogus'"),
+        (["--summary-table", "bad-name!"], "--summary-table 'bad-name!'"),
+        (["--resume", "--state-path", "missing.json"], "no state file"),
+    ],
+)
+def test_flags_a_run_would_trip_over_later_fail_a_dry_run_and_a_reset_first(
+    project: Path, flags: list[str], named: str
+) -> None:
+    """§5: any flag problem is exit 2 before anything runs; a reset must not empty tables first."""
+    args = ["--registry", str(project / "c"), "--run-log-database", str(project / "rl.duckdb")]
+    result = runner.invoke(driver_app, [*args, "--dry-run", *flags])
+    assert result.exit_code == 2, result.output
+    assert named in " ".join(result.output.split())
+    reset = runner.invoke(driver_app, [*args, "--reset-entities", "orders", "--yes", *flags])
+    assert reset.exit_code == 2 and "reset bronze" not in reset.output

@@ -174,6 +174,24 @@ def test_a_bad_run_log_setting_of_a_contract_is_a_configuration_error(
     assert "duckbd" in result.output and fake.calls == []
 
 
+def test_an_unwritable_metrics_file_is_a_warning_not_a_failed_pipeline(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "taken").write_text("a file where a folder should be\n")
+    fake = FakeRunner()
+    result, _ = invoke(project, fake, monkeypatch, "--metrics-path", str(project / "taken" / "m.prom"))
+    assert result.exit_code == 0, result.output
+    assert "was not written" in result.output and len(fake.calls) == 2
+
+
+def test_the_prometheus_file_is_written_whole(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = project / "metrics" / "lakelogic.prom"  # its folder is created
+    result, _ = invoke(project, FakeRunner(), monkeypatch, "--metrics-path", str(target))
+    assert result.exit_code == 0, result.output
+    assert "lakelogic_pipeline_contracts" in target.read_text()
+    assert [p.name for p in target.parent.iterdir()] == ["lakelogic.prom"]  # no temp file left
+
+
 def _window_recorder(calls: list[tuple[str, str]]) -> Any:
     """``recorded(fails_on)``: a behaviour noting (contract, window) and failing in window ``fails_on``."""
 

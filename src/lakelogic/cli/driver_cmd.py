@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from lakelogic.cli.driver_support import (
+    check_flags,
     check_node_stores,
     confirm_and_reset,
     console,
@@ -44,7 +45,13 @@ from lakelogic.driver.windows import WindowSpec
 from lakelogic.errors import LakeLogicError
 from lakelogic.plan.approval import load_approval_file
 from lakelogic.runlog import BACKENDS, find_project_root, open_store, set_default_store
-from lakelogic.runlog.summary import atomic_write_json, metrics_payload, prometheus_text, write_summary
+from lakelogic.runlog.summary import (
+    atomic_write_json,
+    atomic_write_text,
+    metrics_payload,
+    prometheus_text,
+    write_summary,
+)
 
 if TYPE_CHECKING:
     from lakelogic.runlog.prometheus import MetricsExporter
@@ -201,6 +208,10 @@ def main(
         set_default_store(store)  # runs recorded by the engine itself land in the same store
         check_node_stores(pipeline, store)
         approval = load_approval_file(approval_file) if approval_file is not None else None
+        if state_path is None and resume:
+            state_path = find_project_root() / ".lakelogic" / "driver_state.json"
+        # §5: every flag is checked before anything runs, a reset or a dry run included
+        check_flags(engine, metrics_backend, summary_table, state_path if resume else None)
     except ConfigurationError as exc:
         err_console.print(f"[red]configuration error[/red]: {exc}")
         raise typer.Exit(2) from None
@@ -225,8 +236,13 @@ def main(
     if ddl_only_flag:
         raise typer.Exit(ddl_only(pipeline, apply=not dry_run))
     resets = reset_selection(pipeline, reset_entities, reset_layers, reload_entities, reload_layers)
+    reload = bool(split_values(reload_entities) or split_values(reload_layers))
+    # a taken metrics port ends the invocation before a reset empties anything (§5)
+    runs = not dry_run and (not resets or reload)
+    exporter = (
+        metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags) if runs else None
+    )
     if resets:
-        reload = bool(split_values(reload_entities) or split_values(reload_layers))
         if dry_run:
             console.print(
                 f"dry run: would reset {', '.join(sorted(resets))}" + (" and reload them" if reload else "")
@@ -254,8 +270,6 @@ def main(
         err_console.print(f"[red]error[/red]: {exc}")
         raise typer.Exit(2) from None
 
-    if state_path is None and resume:
-        state_path = find_project_root() / ".lakelogic" / "driver_state.json"
     saved = _saved_state(state_path) if pipeline_run_id and state_path is not None else None
     try:
         resuming_itself = not resume and resumes_by_itself(saved, plan, pipeline.selected)
@@ -293,7 +307,6 @@ def main(
                 f"--pipeline-run-id {pipeline_run_id} is not used"
             )
     codes: list[int] = []
-    exporter = metrics_exporter(metrics_backend, metrics_host, metrics_port, metrics_prefix, tags)
     for step, (index, fixed) in enumerate(plan.windows):
         options.window_override = fixed
         options.backfill_id = plan.backfill_id
@@ -344,14 +357,15 @@ def main(
                 )
             except (LakeLogicError, OSError) as exc:
                 err_console.print(f"[yellow]warning[/yellow]: the pipeline summary was not written: {exc}")
-        if summary_path:
-            atomic_write_json(summary_path, summary.to_dict())
-        if metrics_path:
-            if metrics_path.suffix == ".prom":
-                text = prometheus_text(summary, prefix=metrics_prefix, tags=tags)
-                metrics_path.write_text(text, encoding="utf-8")
-            else:
+        try:  # reports of the run: a full disk must not turn a clean pipeline into a failed one
+            if summary_path:
+                atomic_write_json(summary_path, summary.to_dict())
+            if metrics_path and metrics_path.suffix == ".prom":
+                atomic_write_text(metrics_path, prometheus_text(summary, prefix=metrics_prefix, tags=tags))
+            elif metrics_path:
                 atomic_write_json(metrics_path, metrics_payload(summary, tags))
+        except OSError as exc:
+            err_console.print(f"[yellow]warning[/yellow]: a summary or metrics file was not written: {exc}")
         if exporter is not None:
             exporter.finish(summary.counters())  # §15.3 pipeline gauges, once per pipeline run
         codes.append(result.exit_code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -117,6 +118,31 @@ def check_node_stores(pipeline: Pipeline, store: Any) -> None:
         stores.of(node)
 
 
+ENGINES = ("spark",)
+METRICS_BACKENDS = ("prometheus", "statsd")
+
+
+def require_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        allowed = ", ".join(ENGINES)
+        raise LakeLogicError(f"--engine {engine!r} is not available in this build; allowed: {allowed}")
+
+
+def check_flags(
+    engine: str, metrics_backend: str | None, summary_table: str | None, resume_state: Path | None
+) -> None:
+    """The flags a run would only trip over later (after a reset, or never in a dry run)."""
+    from lakelogic.runlog.store import is_table_name
+
+    require_engine(engine)
+    if metrics_backend not in (None, "none", *METRICS_BACKENDS):
+        raise LakeLogicError(f"--metrics-backend {metrics_backend!r}; allowed: {', '.join(METRICS_BACKENDS)}")
+    if summary_table is not None and not is_table_name(summary_table):
+        raise LakeLogicError(f"--summary-table {summary_table!r}; allowed: name or schema.name")
+    if resume_state is not None and not resume_state.is_file():
+        raise LakeLogicError(f"--resume: no state file at {resume_state}", hint="pass --state-path")
+
+
 def spark_runner(
     engine: str,
     *,
@@ -124,8 +150,7 @@ def spark_runner(
     approval_required: bool = False,
     approval_file: ApprovalFile | None = None,
 ) -> tuple[ContractRunner, Any]:
-    if engine != "spark":
-        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    require_engine(engine)
     from lakelogic.driver.spark_runner import spark_contract_runner
 
     return spark_contract_runner(
@@ -138,8 +163,7 @@ def spark_runner(
 
 
 def spark_for(engine: str) -> Any:
-    if engine != "spark":
-        raise LakeLogicError(f"--engine {engine!r} is not available in this build; use spark")
+    require_engine(engine)
     from lakelogic.engines.spark.session import spark_session
 
     return spark_session()
@@ -161,7 +185,13 @@ def reset_selection(
     except LakeLogicError as exc:
         err_console.print(f"[red]configuration error[/red]: {exc}")
         raise typer.Exit(2) from None
-    return {n for n in chosen if pipeline.dag.nodes[n].enabled}
+    # within the selection flags (--layers, --entities, --contracts, §9): `--reset-entities customers
+    # --layers silver` empties the silver customers only, never the bronze table it reloads from
+    picked = {n for n in chosen if pipeline.dag.nodes[n].enabled and n in pipeline.selected}
+    if not picked:
+        err_console.print("[red]configuration error[/red]: the reset selects no node of the selected ones")
+        raise typer.Exit(2)
+    return picked
 
 
 def confirm_and_reset(

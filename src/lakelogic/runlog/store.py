@@ -61,6 +61,11 @@ def default_database_path(start: Path | None = None) -> Path:
     return folder / DEFAULT_FILE
 
 
+def is_table_name(name: str) -> bool:
+    """``name`` or ``schema.name``, as the run-log and summary tables are named."""
+    return bool(_IDENT.match(name))
+
+
 def _is_lock_conflict(exc: BaseException) -> bool:
     # DuckDB reports another process holding the file as an IOException mentioning the lock.
     return type(exc).__name__ == "IOException" and "lock" in str(exc).lower()

@@ -160,17 +160,22 @@ def write_summary(
     store.upsert(table, SUMMARY_COLUMNS, summary.row())
 
 
-def atomic_write_json(path: Path, payload: Mapping[str, Any] | Sequence[Any]) -> None:
-    """Write JSON via a temp file and rename, so readers never see a half-written file."""
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temp file and rename, so readers (a textfile collector) never see a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, default=str, sort_keys=True)
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_json(path: Path, payload: Mapping[str, Any] | Sequence[Any]) -> None:
+    """:func:`atomic_write_text` of ``payload`` as JSON."""
+    atomic_write_text(path, json.dumps(payload, indent=2, default=str, sort_keys=True))
 
 
 def metrics_payload(summary: PipelineSummary, tags: Mapping[str, str] | None = None) -> dict[str, Any]:
