@@ -210,6 +210,18 @@ def test_windows_last_success_then_incremental(tmp_path: Path) -> None:
     assert fake.calls[1].window.end == AS_OF + timedelta(hours=1)
 
 
+def test_a_full_load_for_want_of_history_carries_a_warning(tmp_path: Path) -> None:
+    """§8: "no such run, or no run-log store | full load with a warning"."""
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    dag = build_dag([node("a", "bronze")])
+    first = PipelineRun(dag, FakeRunner(), store=store, as_of=AS_OF).execute()
+    report = first.outcomes["bronze.a"].report
+    assert report is not None and "full load: no_previous_success in the run log" in report.warnings
+    later = PipelineRun(dag, FakeRunner(), store=store, as_of=AS_OF + timedelta(hours=1)).execute()
+    report = later.outcomes["bronze.a"].report
+    assert report is not None and not any(w.startswith("full load") for w in report.warnings)
+
+
 def test_dry_run_runs_nothing_and_writes_nothing(tmp_path: Path) -> None:
     store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
     fake = FakeRunner()

@@ -60,6 +60,9 @@ __all__ = ["ContractRunner", "DriverOptions", "PipelineResult", "PipelineRun", "
 _SUCCESSES = frozenset({RunStatus.SUCCEEDED, RunStatus.PARTIAL, RunStatus.NO_NEW_DATA})
 
 
+HISTORY_MISSING = ("no_previous_success", "no_run_log")
+
+
 class PipelineRun:
     """One driver invocation over the selected nodes of a DAG."""
 
@@ -327,6 +330,12 @@ class PipelineRun:
     ) -> None:
         if report.finished_at is None:
             report.finish()
+        if window.label == "full" and window.reason in HISTORY_MISSING:
+            # §8: a last_success window without a previous success loads everything, "with a warning"
+            note = f"full load: {window.reason} in the run log"
+            if note not in report.warnings:
+                report.warnings.append(note)
+                logger.warning("{}: {}", node.id, note)
         status = str(report.status)
         outcome = self.outcomes.get(node.id) or Outcome(node.id, status)
         outcome.status = status
