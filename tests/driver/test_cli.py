@@ -203,3 +203,18 @@ def test_flags_a_run_would_trip_over_later_fail_a_dry_run_and_a_reset_first(
     assert named in " ".join(result.output.split())
     reset = runner.invoke(driver_app, [*args, "--reset-entities", "orders", "--yes", *flags])
     assert reset.exit_code == 2 and "reset bronze" not in reset.output
+
+
+def test_a_backfill_dry_run_shows_its_first_window(project: Path) -> None:
+    args = ["--registry", str(project / "c"), "--dry-run", "--run-log-database", str(project / "rl.duckdb")]
+    flags = ["--backfill-start-date", "2024-01-01", "--backfill-end-date", "2024-01-03"]
+    result = runner.invoke(driver_app, [*args, *flags])
+    assert result.exit_code == 0, result.output
+    assert "backfill of 3 window(s); the first, backfill_20240101" in result.output
+    assert (
+        "backfill_20240101" in result.output.split("the first")[1]
+        and "no_previous_success" not in result.output
+    )
+    reset_only = runner.invoke(driver_app, [*args, "--reset-entities", "orders"])
+    assert reset_only.exit_code == 0 and "would reset" in reset_only.output
+    assert "what would run" not in reset_only.output  # a reset without reload runs nothing

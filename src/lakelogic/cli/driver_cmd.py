@@ -247,6 +247,8 @@ def main(
             console.print(
                 f"dry run: would reset {', '.join(sorted(resets))}" + (" and reload them" if reload else "")
             )
+            if not reload:
+                raise typer.Exit(0)  # a reset runs nothing
         else:
             confirm_and_reset(pipeline, resets, store, pipeline_run_id, yes=yes)
             if not reload:
@@ -254,6 +256,12 @@ def main(
         pipeline.selected = set(resets)
         options.window = WindowSpec("none")  # a reload reads everything again (§17)
     if dry_run:
+        if plan.backfill:  # the plan of the first window; every later one is the same DAG in its own window
+            first = plan.windows[0][1]
+            options.window_override = first
+            console.print(
+                f"dry run: backfill of {plan.total} window(s); the first, {first.label if first else ''}:"
+            )
         run = PipelineRun(pipeline.dag, no_runner, selected=pipeline.selected, options=options, store=store,
                           pipeline_run_id=pipeline_run_id)  # fmt: skip
         render_plan(console, pipeline.dag, run.plan())
