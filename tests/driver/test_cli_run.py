@@ -192,6 +192,17 @@ def test_the_prometheus_file_is_written_whole(project: Path, monkeypatch: pytest
     assert [p.name for p in target.parent.iterdir()] == ["lakelogic.prom"]  # no temp file left
 
 
+def test_the_summary_names_the_window_the_contracts_ran_in(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = project / "s.json"
+    result, _ = invoke(project, FakeRunner(), monkeypatch, "--summary-path", str(summary))
+    assert result.exit_code == 0, result.output
+    assert json.loads(summary.read_text())["window_label"] == "full"  # the first run: no history yet
+    result, _ = invoke(project, FakeRunner(), monkeypatch, "--summary-path", str(summary))
+    assert json.loads(summary.read_text())["window_label"] == "incremental"
+
+
 def _window_recorder(calls: list[tuple[str, str]]) -> Any:
     """``recorded(fails_on)``: a behaviour noting (contract, window) and failing in window ``fails_on``."""
 

@@ -343,7 +343,7 @@ def main(
             close = getattr(runner, "close", None)
             if callable(close):
                 close()  # the reference cache lives for one pipeline run
-        label = fixed.label if fixed else spec.mode
+        label = fixed.label if fixed else result.window_label(spec.mode)
         summary = build_summary(
             result,
             pipeline.dag,

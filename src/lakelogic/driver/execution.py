@@ -64,6 +64,14 @@ class PipelineResult:
     windows: dict[str, Window]
     circuit_open: bool = False
 
+    def window_label(self, default: str) -> str:
+        """The label of this pipeline run's windows (§1: ``incremental``, ``full``, ``backfill_…``): the
+        one they share, ``mixed`` when contracts ran in different ones, ``default`` when none ran."""
+        labels = {w.label for w in self.windows.values()}
+        if not labels:
+            return default
+        return labels.pop() if len(labels) == 1 else "mixed"
+
     @property
     def exit_code(self) -> int:
         statuses = [o.status for o in self.outcomes.values()]
