@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,11 @@ from rich.console import Console
 
 from lakelogic.driver import dag_render
 from lakelogic.driver.load import ConfigurationError, load_pipeline
+from lakelogic.driver.orchestrators import TARGETS, TemplateOptions, render
 from lakelogic.errors import LakeLogicError
 from lakelogic.runlog import open_store
 
-FORMATS = ("text", "mermaid", "dot", "html", "json")
+FORMATS = ("text", "mermaid", "dot", "html", "json", *TARGETS)
 
 
 def _split(values: list[str]) -> list[str]:
@@ -31,7 +33,14 @@ def register(app: typer.Typer) -> None:
         reference_registry: list[Path] = typer.Option([], "--reference-registry"),
         gold_registry: list[Path] = typer.Option([], "--gold-registry"),
         layers: list[str] = typer.Option([], "--layers"),
-        fmt: str = typer.Option("text", "--format", help="text | mermaid | dot | html | json"),
+        fmt: str = typer.Option(
+            "text",
+            "--format",
+            help="text | mermaid | dot | html | json, or an orchestrator template: airflow | dagster | "
+            "prefect | databricks (DRIVER §18)",
+        ),
+        per: str = typer.Option("node", "--per", help="Templates: one task per node or per layer."),
+        name: str = typer.Option("lakelogic", "--name", help="Templates: the DAG, flow or job name."),
         output: Path | None = typer.Option(None, "--output", help="Write to this file instead of stdout."),
         pipeline_run_id: str | None = typer.Option(None, "--pipeline-run-id", help="Colour nodes by status."),
         no_dims_first: bool = typer.Option(False, "--no-dims-first"),
@@ -41,9 +50,20 @@ def register(app: typer.Typer) -> None:
         run_log_backend: str | None = typer.Option(None, "--run-log-backend", help="As the driver's."),
     ) -> None:
         """Execution order by layer and generation; with a pipeline run id, nodes carry run-log statuses."""
-        if fmt not in FORMATS:
-            Console(stderr=True).print(f"[red]error[/red]: --format {fmt!r}; allowed: {', '.join(FORMATS)}")
+        if fmt not in FORMATS or per not in ("node", "layer"):
+            allowed = f"--format {fmt!r}; allowed: {', '.join(FORMATS)}; --per node or layer"
+            Console(stderr=True).print(f"[red]error[/red]: {allowed}")
             raise typer.Exit(2)
+        registry_args = tuple(
+            arg
+            for flag, paths in (
+                ("--registry", registry),
+                ("--reference-registry", reference_registry),
+                ("--gold-registry", gold_registry),
+            )
+            for path in paths
+            for arg in (flag, str(path))
+        )
         try:
             pipeline = load_pipeline(
                 registry,
@@ -74,7 +94,7 @@ def register(app: typer.Typer) -> None:
             "dot": lambda: dag_render.to_dot(pipeline.dag, among, statuses),
             "html": lambda: dag_render.to_html(pipeline.dag, among, statuses),
             "json": lambda: dag_render.to_json(pipeline.dag, statuses, among),
-        }[fmt]()
+        }.get(fmt, lambda: _template(fmt, pipeline, among, registry_args, env, per, name))()
         if output:
             output.write_text(text, encoding="utf-8")
             Console().print(f"wrote {output}")
@@ -100,3 +120,17 @@ def _statuses(pipeline: Any, store: Any, pipeline_run_id: str) -> dict[str, str]
             if node_id:
                 statuses[node_id] = "gated" if row.get("gated") else str(row["status"])
     return statuses
+
+
+def _template(
+    fmt: str,
+    pipeline: Any,
+    among: set[str],
+    registry_args: tuple[str, ...],
+    env: str | None,
+    per: str,
+    name: str,
+) -> str:
+    """An orchestrator template (DRIVER §18) for the selected nodes."""
+    dag_json = json.loads(dag_render.to_json(pipeline.dag, None, among))
+    return render(fmt, dag_json, TemplateOptions(registry_args, env=env, per=per, name=name))
