@@ -26,3 +26,12 @@ def test_exporter_values_and_labels() -> None:
     )
     assert 'lakelogic_pipeline_contracts{status="succeeded",team="retail"} 1.0' in text
     assert "run_id" not in text.replace("pipeline_run_id", "")
+
+
+def test_a_new_pipeline_run_replaces_the_info_series() -> None:
+    """A backfill starts one pipeline run per window: only the current one is reported as 1."""
+    exporter = PrometheusExporter()
+    exporter.start("p1", "spark", "dev")
+    exporter.start("p2", "spark", "dev")
+    text = generate_latest(exporter.registry).decode()
+    assert 'pipeline_run_id="p2"' in text and 'pipeline_run_id="p1"' not in text

@@ -64,6 +64,7 @@ def test_metrics_file_and_prometheus_text(tmp_path: Path) -> None:
     text = prometheus_text(summary())
     assert 'lakelogic_contract_rows_good_total{contract="bronze.a",layer="bronze"} 8.0' in text
     assert 'lakelogic_pipeline_contracts{status="skipped"} 1.0' in text
+    assert 'lakelogic_pipeline_contracts{status="awaiting_approval"} 0.0' in text  # every status, 0 too
 
 
 def test_delta_summary_defaults_to_its_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,6 +76,7 @@ class PrometheusExporter:
 
     def start(self, pipeline_run_id: str, engine: str, environment: str | None) -> None:
         self._started = time.monotonic()
+        self.info.clear()  # one current pipeline run: a backfill's earlier windows stop being reported
         self.info.labels(pipeline_run_id, engine, environment or "", *self.tags.values()).set(1)
 
     def observe(self, contract: Mapping[str, Any]) -> None:

@@ -232,7 +232,7 @@ def prometheus_text(
     ratios = [(labels(c), float(c.get("quarantine_ratio") or 0)) for c in per]
     metric("contract_quarantine_ratio", "gauge", ratios)
     counters = summary.counters()
-    statuses = ("succeeded", "partial", "failed", "skipped", "no_new_data")
+    statuses = ("succeeded", "partial", "failed", "skipped", "no_new_data", "awaiting_approval")
     metric("pipeline_contracts", "gauge", [({"status": s}, float(counters[s])) for s in statuses])
     metric("pipeline_duration_seconds", "gauge", [({}, summary.duration_seconds)])
     info = {"pipeline_run_id": summary.pipeline_run_id, "engine": summary.engine,
