@@ -171,3 +171,60 @@ def test_the_databricks_job_runs_the_wheels_driver_per_node(mesh: Path) -> None:
 def test_an_unknown_per_is_a_configuration_error(mesh: Path) -> None:
     result = runner.invoke(app, ["dag", "--registry", str(mesh / "m"), "--format", "airflow", "--per", "x"])
     assert result.exit_code == 2
+
+
+def test_the_dagster_assets_attach_their_own_run_rows_and_map_exit_codes(
+    mesh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assets: dict[str, Any] = {}
+
+    class Failure(Exception):
+        def __init__(self, description: str, allow_retries: bool = True) -> None:
+            super().__init__(description)
+            self.allow_retries = allow_retries
+
+    def asset(**spec: Any) -> Any:
+        def register(fn: Any) -> Any:
+            assets[spec["name"]] = (spec, fn)
+            return fn
+
+        return register
+
+    dagster = types.SimpleNamespace(
+        asset=asset,
+        Failure=Failure,
+        RetryPolicy=lambda **k: k,
+        MaterializeResult=lambda metadata: metadata,
+        MetadataValue=types.SimpleNamespace(json=lambda rows: rows),
+        Definitions=lambda assets: assets,
+        AssetExecutionContext=object,
+    )
+    monkeypatch.setitem(sys.modules, "dagster", dagster)
+    exec(compile(template(mesh, "dagster"), "assets.py", "exec"), {})  # the generated file itself
+    assert assets["silver_silver_s"][0]["deps"] == ["bronze_bronze_a", "bronze_bronze_b"]
+    assert assets["silver_silver_s"][0]["group_name"] == "silver"
+
+    rows = [
+        {"contract": "silver_s", "layer": "silver", "entity": "s", "status": "succeeded"},
+        {"contract": "bronze_a", "layer": "bronze", "entity": "a", "status": "succeeded"},
+    ]
+    code = {"value": 0}
+
+    def fake_run(argv: list[str], check: bool, **kwargs: Any) -> Any:
+        if argv[0] == "lakelogic":
+            return types.SimpleNamespace(returncode=0, stdout=json.dumps(rows))
+        return types.SimpleNamespace(returncode=code["value"])
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.chdir(tmp_path)
+    context = types.SimpleNamespace(run_id="dagster-run-1")
+    metadata = assets["silver_silver_s"][1](context)
+    assert [r["contract"] for r in metadata["runs"]] == ["silver_s"]  # its own rows only
+    code["value"] = 2
+    with pytest.raises(Failure) as failed:
+        assets["silver_silver_s"][1](context)
+    assert failed.value.allow_retries is False
+    code["value"] = 1
+    with pytest.raises(Failure) as retried:
+        assets["silver_silver_s"][1](context)
+    assert retried.value.allow_retries is True

@@ -178,7 +178,7 @@ def _dagster(work: Sequence[Task], options: TemplateOptions) -> str:
         "import dagster as dg",
         _RUNNER.format(command=base_command(options)),
         "",
-        "def _materialize(context: dg.AssetExecutionContext, selection: list[str], task_key: str):",
+        "def _materialize(context: dg.AssetExecutionContext, selection: list[str], task_key: str, mine):",
         "    code = run_driver(selection, context.run_id, task_key)",
         "    if code in (2, 3):",
         "        reason = 'configuration error (exit 2)' if code == 2 else 'awaiting approval (exit 3)'",
@@ -189,7 +189,7 @@ def _dagster(work: Sequence[Task], options: TemplateOptions) -> str:
         "        ['lakelogic', 'runs', '--pipeline-run-id', context.run_id, '--json'],",
         "        check=False, capture_output=True, text=True,",
         "    ).stdout",
-        "    runs = json.loads(rows or '[]')",
+        "    runs = [r for r in json.loads(rows or '[]') if mine(r)]  # this asset's contracts",
         "    return dg.MaterializeResult(",
         "        metadata={",
         "            'runs': dg.MetadataValue.json([{k: r.get(k) for k in RUN_FIELDS} for r in runs]),",
@@ -209,11 +209,20 @@ def _dagster(work: Sequence[Task], options: TemplateOptions) -> str:
             "          retry_policy=dg.RetryPolicy(max_retries=2))",
             f"def {task.key}(context: dg.AssetExecutionContext) -> dg.MaterializeResult:",
             f'    """lakelogic: {task.label}."""',
-            f"    return _materialize(context, {list(task.selection)!r}, {task.key!r})",
+            f"    return _materialize(context, {list(task.selection)!r}, {task.key!r}, {_row_filter(task)})",
             "",
         ]
     lines += ["", f"defs = dg.Definitions(assets=[{', '.join(t.key for t in work)}])"]
     return "\n".join(lines) + "\n"
+
+
+def _row_filter(task: Task) -> str:
+    """A lambda (source) choosing the run-log rows of ``task``'s contracts: its layer, and its entity."""
+    flags = dict(zip(task.selection[::2], task.selection[1::2], strict=True))
+    test = f"r.get('layer') == {flags['--layers']!r}"
+    if "--entities" in flags:
+        test += f" and r.get('entity') == {flags['--entities']!r}"
+    return f"lambda r: {test}"
 
 
 def _prefect(work: Sequence[Task], options: TemplateOptions) -> str:
