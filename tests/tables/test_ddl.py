@@ -76,4 +76,18 @@ def test_cli_apply_creates_empty_tables(spark: object, tmp_path: Path) -> None:
     assert table.metadata().partition_columns == ["tier"]
     assert DeltaTable.is_deltatable(str(tmp_path / "out" / "_quarantine" / "dim"))
     again = CliRunner().invoke(app, ["ddl", str(path), "--apply", "--target", str(out)])
-    assert "exists" in again.output
+    assert "unchanged delta" in again.output
+    # §17 "creates or alters": a column the contract gained is added to the existing table
+    wider = {
+        **CONTRACT,
+        "model": {
+            **CONTRACT["model"],
+            "fields": [*CONTRACT["model"]["fields"], {"name": "note", "type": "string"}],
+        },
+    }
+    path.write_text(yaml.safe_dump(wider))
+    altered = CliRunner().invoke(app, ["ddl", str(path), "--apply", "--target", str(out)])
+    assert altered.exit_code == 0, altered.output
+    assert f"altered   delta {out}" in altered.output
+    assert "note" in [f.name for f in DeltaTable(str(out)).schema().fields]
+    assert DeltaTable(str(out)).to_pyarrow_table().num_rows == 0  # no rows written

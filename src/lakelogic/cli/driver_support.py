@@ -89,9 +89,8 @@ def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
                     if spark is None:
                         console.print(f"-- {node_id}\n{table.statement}\n", markup=False, highlight=False)
                     else:
-                        created = apply_ddl(spark, table)
-                        verb = "created" if created else "exists "
-                        console.print(f"{verb} {table.target.format} {table.target.name}  ({node_id})")
+                        done = apply_ddl(spark, table)
+                        console.print(f"{done:<9} {table.target.format} {table.target.name}  ({node_id})")
             except Exception as exc:  # noqa: BLE001 - reported per node; the other tables are still created
                 failed += 1
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -61,8 +61,8 @@ def ddl(
     spark = spark_session()
     for table in tables:
         try:
-            created = apply_ddl(spark, table)
+            done = apply_ddl(spark, table)
         except LakeLogicError as exc:
             err.print(f"[red]error:[/red] {escape(f'{table.target.name}: {exc}')}", highlight=False)
             raise typer.Exit(1) from None
-        typer.echo(f"{'created' if created else 'exists '} {table.target.format} {table.target.name}")
+        typer.echo(f"{done:<9} {table.target.format} {table.target.name}")

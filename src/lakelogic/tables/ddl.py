@@ -117,21 +117,24 @@ def contract_ddl(contract: Any, plan: Plan, resolved: ResolvedTarget) -> list[Ta
     return out
 
 
-def apply_ddl(spark: SparkSession, table: TableDDL) -> bool:
-    """Create ``table`` empty if it does not exist (through the write adapters). True when created."""
+def apply_ddl(spark: SparkSession, table: TableDDL) -> str:
+    """Create ``table`` empty, or bring an existing one to the contract's columns as a write would (DRIVER
+    §17 "creates or alters"; the contract's schema evolution decides what may change). Returns
+    ``created``, ``altered`` or ``unchanged``."""
     from pyspark.sql.types import StructType, _parse_datatype_string
 
-    from lakelogic.tables.spark_write import adapter_for, write_frame
+    from lakelogic.tables.spark_write import adapter_for, evolve_target, write_frame
     from lakelogic.tables.stamp import CommitStamp
 
     adapter = adapter_for(spark, table.target)
-    if adapter.exists():
-        return False
     schema = _parse_datatype_string("struct<" + ",".join(f"{_quote(n)}:{t}" for n, t in table.columns) + ">")
     assert isinstance(schema, StructType)
     empty = spark.createDataFrame([], schema)
+    if adapter.exists():
+        plan = evolve_target(adapter, empty, table.spec)
+        return "altered" if plan.changes_table and not plan.replace_schema else "unchanged"
     spec = replace(
         table.spec, strategy="append", table_properties=table.spec.table_properties_for(table.target.format)
     )
     write_frame(spark, empty, table.target, spec, CommitStamp(run_id="ddl", contract="ddl", role="ddl"))
-    return True
+    return "created"

@@ -195,6 +195,14 @@ def _evolve(
     return aligned, plan
 
 
+def evolve_target(adapter: TableAdapter, frame: DataFrame, spec: WriteSpec) -> EvolutionPlan:
+    """Bring an existing table to ``frame``'s schema as a write would (``spec.evolution`` decides; an
+    incompatible change raises naming the column and both types), without writing rows."""
+    target = adapter.target
+    _, plan = _evolve(adapter, frame, spec, WriteOutcome(target.name, target.format, spec.strategy))
+    return plan
+
+
 def _bounds(summary: ChangeSummary, match: tuple[str, ...]) -> dict[str, tuple[Any, Any]] | None:
     """Key bounds for the MERGE target scan: None = no restriction; {} with no updates/deletes = none
     of the target can match."""
