@@ -123,16 +123,21 @@ def run_driver(selection: list[str], run_id: str, task_key: str) -> int:
 '''
 
 
+def _preamble(options: TemplateOptions, *imports: str) -> list[str]:
+    """The start every Python template shares: its imports, then the driver runner."""
+    return ["from __future__ import annotations", "", *imports, _RUNNER.format(command=base_command(options))]
+
+
 def _airflow(work: Sequence[Task], options: TemplateOptions) -> str:
     lines = [
-        "from __future__ import annotations",
-        "",
-        "import pendulum",
-        "from airflow import DAG",
-        "from airflow.exceptions import AirflowFailException, AirflowSkipException",
-        "from airflow.operators.python import PythonOperator",
-        "from airflow.utils.task_group import TaskGroup",
-        _RUNNER.format(command=base_command(options)),
+        *_preamble(
+            options,
+            "import pendulum",
+            "from airflow import DAG",
+            "from airflow.exceptions import AirflowFailException, AirflowSkipException",
+            "from airflow.operators.python import PythonOperator",
+            "from airflow.utils.task_group import TaskGroup",
+        ),
         "",
         "def _task(selection: list[str], task_key: str, **context: object) -> None:",
         "    code = run_driver(selection, str(context['run_id']), task_key)",
@@ -171,12 +176,7 @@ def _airflow(work: Sequence[Task], options: TemplateOptions) -> str:
 
 def _dagster(work: Sequence[Task], options: TemplateOptions) -> str:
     lines = [
-        "from __future__ import annotations",
-        "",
-        "import json",
-        "",
-        "import dagster as dg",
-        _RUNNER.format(command=base_command(options)),
+        *_preamble(options, "import json", "", "import dagster as dg"),
         "",
         "def _materialize(context: dg.AssetExecutionContext, selection: list[str], task_key: str, mine):",
         "    code = run_driver(selection, context.run_id, task_key)",
@@ -227,11 +227,7 @@ def _row_filter(task: Task) -> str:
 
 def _prefect(work: Sequence[Task], options: TemplateOptions) -> str:
     lines = [
-        "from __future__ import annotations",
-        "",
-        "from prefect import flow, task",
-        "from prefect.runtime import flow_run",
-        _RUNNER.format(command=base_command(options)),
+        *_preamble(options, "from prefect import flow, task", "from prefect.runtime import flow_run"),
         "",
         "class DriverExit(RuntimeError):",
         "    def __init__(self, code: int) -> None:",
