@@ -169,22 +169,30 @@ def test_scd2_crash_before_publish_changes_nothing_and_the_rerun_commits(
 
 
 class _Rows:
-    def __init__(self, summaries: list[dict[str, str]]) -> None:
-        self.summaries = summaries
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
 
     def collect(self) -> list[dict[str, Any]]:
-        return [{"summary": s} for s in self.summaries]
+        return self.rows
 
 
 class _Table:
+    """The metadata tables of a table whose branch head is snapshot 2 (parent 1, the branch's base);
+    ``orphans`` are snapshots of the same run on a dropped branch (parent 1 as well)."""
+
     sql_name = "`c`.`n`.`t`"
 
-    def __init__(self, summaries: list[dict[str, str]]) -> None:
+    def __init__(self, summary: dict[str, str], orphans: list[dict[str, str]] | None = None) -> None:
         self.spark = self
-        self.summaries = summaries
+        self.snapshots = [{"snapshot_id": 2, "parent_id": 1, "summary": summary}]
+        self.snapshots += [
+            {"snapshot_id": 10 + i, "parent_id": 1, "summary": o} for i, o in enumerate(orphans or [])
+        ]
 
     def sql(self, statement: str) -> _Rows:
-        return _Rows(self.summaries)
+        if ".refs " in statement:
+            return _Rows([{"snapshot_id": 2}])
+        return _Rows(self.snapshots)
 
 
 @pytest.mark.parametrize(
@@ -197,8 +205,13 @@ class _Table:
     ],
 )
 def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], changed: bool) -> None:
-    table: Any = _Table([summary])
-    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o")) is changed
+    table: Any = _Table(summary)
+    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o"), "b") is changed
+
+
+def test_an_earlier_try_of_the_run_on_a_dropped_branch_does_not_count_as_a_change() -> None:
+    table: Any = _Table({"added-records": "0"}, orphans=[{"added-records": "5"}])
+    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o"), "b") is False
 
 
 def test_the_change_set_cache_is_released_before_the_publish(
@@ -399,7 +412,7 @@ def test_an_scd2_version_another_writer_closed_after_this_write_read_is_a_confli
     (its version is already closed) and add a second current version. The branch starts at the snapshot
     read, so the publish fails as a retryable conflict; the retry computes on the other writer's state."""
     from lakelogic.errors import CommitConflictError
-    from lakelogic.tables import spark_iceberg
+    from lakelogic.tables import spark_iceberg, spark_scd2_merge
 
     target = make_target("iceberg")
     table = quote_table(target.name)
@@ -413,7 +426,9 @@ def test_an_scd2_version_another_writer_closed_after_this_write_read_is_a_confli
         spark.sql(f"UPDATE {table} SET is_current = false, effective_to = {changed} WHERE name = 'a'")
         return original(*args, **kwargs)
 
+    # the change-set path and the one-statement path (spark_scd2_merge) both commit on a branch
     monkeypatch.setattr(spark_iceberg, "commit_on_branch", other_writer_then_commit)
+    monkeypatch.setattr(spark_scd2_merge, "commit_on_branch", other_writer_then_commit)
     batch = spark.createDataFrame([(1, "mine")], SCHEMA)
     with pytest.raises(CommitConflictError):
         write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))

@@ -185,13 +185,16 @@ class IcebergTable:
         added = sum(int(summary.get("added-records", 0) or 0) for _, summary in snapshots)
         return CommitResult(committed=True, snapshot=snapshots[0][0] if snapshots else None, rows_added=added)
 
-    def commit_sql(self, statement: str, stamp: CommitStamp) -> None:
-        """Run one row-level statement (MERGE/INSERT/DELETE) as a snapshot stamped with ``stamp``."""
+    def commit_sql(self, statement: str, stamp: CommitStamp) -> DataFrame:
+        """Run one row-level statement (MERGE/INSERT/DELETE) as a snapshot stamped with ``stamp``; returns
+        the executed statement (its plan holds the metrics the statement's source observed)."""
+        executed: list[DataFrame] = []
 
         def run() -> None:
-            self.spark.sql(statement)
+            executed.append(self.spark.sql(statement))
 
         run_with_commit_properties(self.spark, stamp.properties(), run)
+        return executed[0]
 
     def append(self, frame: DataFrame, stamp: CommitStamp, spec: WriteSpec) -> CommitResult:
         if not self.exists():

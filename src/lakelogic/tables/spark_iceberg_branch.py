@@ -22,6 +22,8 @@ from lakelogic.plan.sqlutil import sql_string
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from lakelogic.tables.spark_iceberg import IcebergTable
 
 
@@ -43,13 +45,21 @@ def publish(table: IcebergTable, branch: str) -> None:
     )
 
 
-def branch_changed(table: IcebergTable, stamp: CommitStamp) -> bool:
-    """True when this run's branch commits changed any row: added or removed records, data files or delete
-    files (a copy-on-write delete of a whole file adds no record, a merge-on-read one adds a delete file)."""
+def branch_changed(table: IcebergTable, stamp: CommitStamp, branch: str) -> bool:
+    """True when the commits on ``branch`` since it was created (stamped with this run) changed any row:
+    added or removed records, data files or delete files (a copy-on-write delete of a whole file adds no
+    record, a merge-on-read one adds a delete file). Only the branch's own lineage counts: a snapshot of an
+    earlier try on a dropped branch (a crash, or a fast path that gave up) carries the same run id."""
+    head = table.spark.sql(
+        f"SELECT snapshot_id FROM {table.sql_name}.refs WHERE name = {sql_string(branch)}"
+    ).collect()
+    if not head:
+        return False
     rows = table.spark.sql(
-        f"SELECT summary FROM {table.sql_name}.snapshots "
+        f"SELECT snapshot_id, parent_id, summary FROM {table.sql_name}.snapshots "
         f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
     ).collect()
+    by_id = {int(r["snapshot_id"]): r for r in rows}
     changed = (
         "added-records",
         "deleted-records",
@@ -59,7 +69,14 @@ def branch_changed(table: IcebergTable, stamp: CommitStamp) -> bool:
         "added-position-deletes",
         "added-equality-deletes",
     )
-    return any(int((r["summary"] or {}).get(key, 0) or 0) > 0 for r in rows for key in changed)
+    snapshot: int | None = int(head[0]["snapshot_id"])
+    while snapshot is not None and snapshot in by_id:  # the branch's commits, newest first
+        row = by_id.pop(snapshot)
+        summary = row["summary"] or {}
+        if any(int(summary.get(key, 0) or 0) > 0 for key in changed):
+            return True
+        snapshot = int(row["parent_id"]) if row["parent_id"] is not None else None
+    return False
 
 
 def commit_on_branch(
@@ -68,11 +85,13 @@ def commit_on_branch(
     statements: Callable[[str], Sequence[str | None]],
     *,
     before_publish: Callable[[], None] | None = None,
+    results: list[DataFrame] | None = None,
 ) -> bool:
     """Run ``statements(branch_table_sql)`` (None entries skipped) on the run's branch, each stamped, then
     publish them together. Returns True when something was published.
 
-    ``before_publish`` runs after the statements: the place to release cached frames that read the
+    ``results`` receives each executed statement. ``before_publish`` runs after the statements: the
+    place to check them (raising drops the branch unpublished) and to release cached frames that read the
     table. Publishing refreshes the table in Spark's cache manager, which plans every cached query over
     the table again (0.5-0.8 s for an SCD2 change set), although nothing reads those caches any more."""
     spark = table.spark
@@ -85,10 +104,12 @@ def commit_on_branch(
     try:
         for statement in statements(f"{table.sql_name}.{_quote('branch_' + branch)}"):
             if statement is not None:
-                table.commit_sql(statement, stamp)
+                executed = table.commit_sql(statement, stamp)
+                if results is not None:
+                    results.append(executed)
         if before_publish is not None:
             before_publish()
-        if not branch_changed(table, stamp):
+        if not branch_changed(table, stamp, branch):
             return False
         publish(table, branch)
         return True

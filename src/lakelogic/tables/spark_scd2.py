@@ -27,8 +27,10 @@ from lakelogic.tables.spark_batch import (
     rereads_the_same,
     with_soft_delete_columns,
 )
+from lakelogic.tables.spark_iceberg import IcebergTable
 from lakelogic.tables.spark_merge import CLOSED, OP, ChangeSummary, summarize_changes
 from lakelogic.tables.spark_scd2_forward import OTHER, forward_change_set, other_keys_stored, other_rows
+from lakelogic.tables.spark_scd2_merge import one_merge_applies, scd2_one_merge
 from lakelogic.tables.spark_scd2_versions import (
     compute_versions,
     default_literal,
@@ -176,7 +178,7 @@ def _apply_scd2(
     keys = list(scd.business_key)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
-    stored = None
+    stored = affected = in_range = None
     found = batch_keys(aligned, keys) if adapter.exists() else None
     if found is not None:
         rows = found.rows
@@ -197,13 +199,39 @@ def _apply_scd2(
         # building a cache of them cost more than those scans (10M rows, clustered batch: about 1 JVM
         # CPU-s of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the
         # general computation read them again, at the same snapshot (IcebergTable.read pins it).
-        stored = (
-            target.join(batch_keys_frame, on=keys, how="left_semi")
-            .select(*stored_cols)
-            .repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
+        in_range = target.select(*stored_cols)
+        affected = target.join(batch_keys_frame, on=keys, how="left_semi").select(*stored_cols)
+        stored = affected.repartition(
+            partitions,
+            *[q(k) for k in keys],  # the scan's many file splits -> few
         )
+    member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
+    if (
+        in_range is not None
+        and affected is not None
+        and found is not None
+        and member is None
+        and one_merge_applies(adapter, spec, scd, batch_columns)
+    ):
+        assert isinstance(adapter, IcebergTable)  # one_merge_applies checked it
+        merged = scd2_one_merge(
+            adapter,
+            aligned,
+            in_range,
+            affected,
+            schema,
+            stamp,
+            scd=scd,
+            spec=spec,
+            batch_columns=batch_columns,
+            found=found,
+        )
+        if merged is not None:
+            outcome.rows_inserted, outcome.rows_updated = merged.inserted, merged.updated
+            outcome.rows_deleted, outcome.versions_closed = 0, merged.closed
+            return None if merged.snapshot is None else CommitResult(committed=True, snapshot=merged.snapshot)
     return _diff_and_commit(
-        adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions
+        adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions, member
     )
 
 
@@ -218,10 +246,10 @@ def _diff_and_commit(
     scd: Scd2Spec,
     batch_columns: set[str],
     partitions: int,
+    member: DataFrame | None,
 ) -> CommitResult | None:
     keys = list(scd.business_key)
     match = [*keys, scd.effective_from]
-    member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
 
     def general(batch: DataFrame, versions_of: DataFrame | None) -> DataFrame:
         versions = compute_versions(

@@ -1,0 +1,245 @@
+"""SCD2 forward batches as one MERGE (tables/spark_scd2_merge.py) give exactly the change-set path's table.
+
+A history is built by the general computation, copied into two merge-on-read Iceberg tables, and one more
+batch is written to each: once by the one-statement path, once with it switched off. Tables and counts
+must be identical; batches with rows that are not forward must fall back to the change-set path whole.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from lakelogic.errors import LakeLogicError
+from lakelogic.tables import spark_scd2, spark_scd2_merge
+from lakelogic.tables.spark_iceberg import quote_table
+from lakelogic.tables.spark_observed import observed_metrics
+from lakelogic.tables.spark_write import write_frame
+from lakelogic.tables.spec import ICEBERG_ROW_LEVEL_DEFAULTS, WriteSpec, scd2_spec_from
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+from tests.tables.conftest import read_back
+
+pytestmark = pytest.mark.spark
+
+Make = Callable[..., ResolvedTarget]
+SCHEMA = "customer_id int, tier string, note string, updated_at string, _lakelogic_created_at string"
+TIERS = ("free", "pro", "gold")
+KEYS = 10
+
+
+def _spec(**overrides: Any) -> WriteSpec:
+    settings: dict[str, Any] = {
+        "timestamp_field": "updated_at",
+        "track_columns": ["tier"],
+        "version_column": "version",
+        "surrogate_key": "sk",
+    }
+    settings.update(overrides)
+    return WriteSpec(strategy="scd2", scd2=scd2_spec_from(settings, keys=("customer_id",)))
+
+
+def _day(n: int) -> str:
+    return f"2024-{1 + n // 28:02d}-{1 + n % 28:02d}"
+
+
+def _history(rng: random.Random) -> list[list[tuple[Any, ...]]]:
+    """Two batches over days 0..39, several changes per key included."""
+    batches = []
+    for b in range(2):
+        rows = {}
+        for _ in range(12):
+            key, day = rng.randrange(KEYS), rng.randrange(20 * b, 20 * b + 20)
+            rows[(key, day)] = (key, rng.choice(TIERS), f"n{rng.randrange(3)}", _day(day), f"c{b}")
+        batches.append(list(rows.values()))
+    return batches
+
+
+def _forward_batch(rng: random.Random) -> list[tuple[Any, ...]]:
+    """One row per key, later than all history: changed, unchanged (with and without an untracked
+    change) and new keys."""
+    return [
+        (key, rng.choice(TIERS), f"n{rng.randrange(3)}", _day(50 + rng.randrange(5)), "cf")
+        for key in range(KEYS + 3)  # keys >= KEYS are new
+    ]
+
+
+def _tables(
+    spark: Any, make_target: Make, spec: WriteSpec, seed: int
+) -> tuple[ResolvedTarget, ResolvedTarget]:
+    """Two merge-on-read copies of one history built by the general computation."""
+    reference, fast = make_target("iceberg", "ref"), make_target("iceberg", "one")
+    general = replace(spec, scd2_forward=False)
+    for i, rows in enumerate(_history(random.Random(seed))):
+        frame = spark.createDataFrame(rows, SCHEMA)
+        write_frame(spark, frame, reference, general, CommitStamp(f"h{i}", "dim"))
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
+    spark.sql(
+        f"CREATE TABLE {quote_table(fast.name)} USING iceberg TBLPROPERTIES ({properties}) "
+        f"AS SELECT * FROM {quote_table(reference.name)}"
+    )
+    return reference, fast
+
+
+def _rows(spark: Any, target: ResolvedTarget, skip: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
+    return sorted(
+        (tuple((k, v) for k, v in sorted(r.items()) if k not in skip) for r in read_back(spark, target)),
+        key=repr,
+    )
+
+
+def _counts(outcome: Any) -> tuple[int, int, int, int]:
+    return outcome.rows_inserted, outcome.rows_updated, outcome.rows_deleted, outcome.versions_closed
+
+
+@pytest.fixture
+def one_merge_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What each call of the one-statement path returned (None: it fell back)."""
+    calls: list[Any] = []
+    original = spark_scd2.scd2_one_merge
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(original(*args, **kwargs))
+        return calls[-1]
+
+    monkeypatch.setattr(spark_scd2, "scd2_one_merge", spy)
+    return calls
+
+
+def _write_both(
+    spark: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    reference: ResolvedTarget,
+    fast: ResolvedTarget,
+    rows: list[tuple[Any, ...]],
+    spec: WriteSpec,
+) -> tuple[Any, Any]:
+    frame = spark.createDataFrame(rows, SCHEMA)
+    got = write_frame(spark, frame, fast, spec, CommitStamp("final", "dim"))
+    with monkeypatch.context() as off:
+        off.setattr(spark_scd2, "one_merge_applies", lambda *a, **k: False)
+        want = write_frame(spark, frame, reference, spec, CommitStamp("final", "dim"))
+    return got, want
+
+
+@pytest.mark.parametrize(
+    ("seed", "overrides", "unique", "skip"),
+    [
+        (1, {}, True, ()),
+        (2, {}, False, ()),  # keys not proven unique: checked by one aggregation first
+        (3, {"surrogate_key_strategy": "uuid"}, True, ("sk",)),
+        (4, {"track_columns": [], "version_column": None, "surrogate_key": None}, True, ()),
+    ],
+)
+def test_one_merge_equals_the_change_set_path(
+    spark: Any,
+    make_target: Make,
+    monkeypatch: pytest.MonkeyPatch,
+    one_merge_calls: list[Any],
+    seed: int,
+    overrides: dict[str, Any],
+    unique: bool,
+    skip: tuple[str, ...],
+) -> None:
+    spec = replace(_spec(**overrides), primary_key=("customer_id",), keys_unique=unique)
+    reference, fast = _tables(spark, make_target, spec, seed)
+    got, want = _write_both(
+        spark, monkeypatch, reference, fast, _forward_batch(random.Random(seed + 50)), spec
+    )
+    assert one_merge_calls and one_merge_calls[0] is not None  # the batch took the one-statement path
+    assert _rows(spark, fast, skip) == _rows(spark, reference, skip)
+    assert _counts(got) == _counts(want)
+    assert got.rows_inserted > 0 and got.versions_closed > 0 and got.snapshot is not None
+
+
+def test_an_untracked_change_updates_the_current_version_in_place_and_is_counted(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_merge_calls: list[Any]
+) -> None:
+    spec = _spec()
+    reference, fast = _tables(spark, make_target, spec, 7)
+    current = {r["customer_id"]: r for r in read_back(spark, fast) if r["is_current"]}
+    key = min(current)
+    rows = [(key, current[key]["tier"], "changed note", _day(60), "cf")]  # same tier, new note
+    got, want = _write_both(spark, monkeypatch, reference, fast, rows, spec)
+    assert one_merge_calls[0] is not None
+    assert _rows(spark, fast) == _rows(spark, reference)
+    assert _counts(got) == _counts(want) == (0, 1, 0, 0)
+    notes = [r["note"] for r in read_back(spark, fast) if r["customer_id"] == key and r["is_current"]]
+    assert notes == ["changed note"]
+
+
+def test_an_identical_rerun_commits_nothing(
+    spark: Any, make_target: Make, one_merge_calls: list[Any]
+) -> None:
+    spec = _spec()
+    _, fast = _tables(spark, make_target, spec, 8)
+    frame = spark.createDataFrame(_forward_batch(random.Random(9)), SCHEMA)
+    write_frame(spark, frame, fast, spec, CommitStamp("first", "dim"))
+    before = _rows(spark, fast)
+    again = write_frame(spark, frame, fast, spec, CommitStamp("second", "dim"))
+    # the same rows are no longer later than their keys' history: the change-set path finds no change
+    assert one_merge_calls[0] is not None and one_merge_calls[-1] is None
+    assert _rows(spark, fast) == before
+    assert (_counts(again), again.committed, again.snapshot) == ((0, 0, 0, 0), False, None)
+
+
+@pytest.mark.parametrize("unique", [True, False])
+@pytest.mark.parametrize("late", ["one", "all"])
+def test_a_batch_with_rows_that_are_not_forward_takes_the_change_set_path_whole(
+    spark: Any,
+    make_target: Make,
+    monkeypatch: pytest.MonkeyPatch,
+    one_merge_calls: list[Any],
+    unique: bool,
+    late: str,
+) -> None:
+    """A late row (not later than its key's history) is found inside the MERGE when the keys are proven
+    unique (the branch is dropped unpublished), or by the first check otherwise only if it repeats a key;
+    a batch of only late rows leaves the MERGE's source without any row to act on."""
+    spec = replace(_spec(), primary_key=("customer_id",), keys_unique=unique)
+    reference, fast = _tables(spark, make_target, spec, 11)
+    rows = _forward_batch(random.Random(12))
+    late_rows = [(key, "gold", "late", _day(1), "cf") for key in range(KEYS)]
+    rows = late_rows if late == "all" else [late_rows[0], *(r for r in rows if r[0] != 0)]
+    got, want = _write_both(spark, monkeypatch, reference, fast, rows, spec)
+    assert one_merge_calls == [None]
+    assert _rows(spark, fast) == _rows(spark, reference)
+    assert _counts(got) == _counts(want)
+    table = quote_table(fast.name)
+    published = spark.sql(
+        f"SELECT count(*) AS n FROM {table}.snapshots WHERE summary['lakelogic.run_id'] = 'final'"
+    ).first()
+    branches = [r["name"] for r in spark.sql(f"SELECT name FROM {table}.refs").collect()]
+    assert branches == ["main"]
+    assert published is not None and published["n"] >= 1
+
+
+def test_tracked_values_that_hash_alike_but_differ_fail_before_anything_is_committed(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hashes only choose which rows get an insert copy; the MERGE compares the values themselves and
+    refuses a 'same' row whose tracked values differ from the current version's."""
+    from pyspark.sql import functions as F
+
+    spec = _spec()
+    _, fast = _tables(spark, make_target, spec, 13)
+    table = quote_table(fast.name)
+    main_before = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first()
+    monkeypatch.setattr(spark_scd2_merge, "_hashes", lambda tracked: (F.lit(1), F.lit(2)))
+    current = {r["customer_id"]: r for r in read_back(spark, fast) if r["is_current"]}
+    key = min(current)
+    other_tier = next(t for t in TIERS if t != current[key]["tier"])
+    frame = spark.createDataFrame([(key, other_tier, "n", _day(60), "cf")], SCHEMA)
+    with pytest.raises(LakeLogicError, match="tracked values hash like"):
+        write_frame(spark, frame, fast, spec, CommitStamp("collide", "dim"))
+    assert spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first() == main_before
+    assert [r["name"] for r in spark.sql(f"SELECT name FROM {table}.refs").collect()] == ["main"]
+
+
+def test_observed_metrics_of_a_plan_without_the_node_are_none(spark: Any) -> None:
+    """The positive case is every count above: the one-statement path reads them from its MERGE's plan."""
+    assert observed_metrics(spark.sql("SELECT 1 AS one"), "lakelogic_missing") is None
