@@ -125,9 +125,16 @@ def _scd2_rows(spark: Any, target: ResolvedTarget) -> list[tuple[Any, ...]]:
     return sorted(tuple(str(r[c])[:10] for c in cols) for r in read_back(spark, target))
 
 
+@pytest.mark.parametrize("one_merge", [True, False])
 def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
-    spark: Any, make_target: Make
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_merge: bool
 ) -> None:
+    """A forward batch lands as one MERGE (spark_scd2_merge); the change-set path, as a matched-only MERGE
+    (close) and an INSERT (new versions). Either way one publish, both reachable from main."""
+    from lakelogic.tables import spark_scd2
+
+    if not one_merge:
+        monkeypatch.setattr(spark_scd2, "one_merge_applies", lambda *a, **k: False)
     target = _scd2_seeded(spark, make_target)
     batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
     stamp = CommitStamp("run-1", "dim")
@@ -140,8 +147,7 @@ def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
         ("3", "free", "True", "9999-12-31"),
     ]
     snapshots = adapter_for(spark, target).stamped_snapshots(stamp)
-    # the matched-only MERGE (close) and the INSERT (new versions), both reachable from main
-    assert len(snapshots) == 2 and out.snapshot == snapshots[0][0]
+    assert len(snapshots) == (1 if one_merge else 2) and out.snapshot == snapshots[0][0]
     assert _branches(spark, target) == ["main"]
 
 
@@ -332,6 +338,10 @@ def test_the_statement_shape_follows_the_estimated_size_of_the_key_range(
         target, spec = _seeded(spark, make_target), SPEC
         batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
     else:
+        from lakelogic.tables import spark_scd2
+
+        # the change-set path; a forward batch's one MERGE is tested below
+        monkeypatch.setattr(spark_scd2, "one_merge_applies", lambda *a, **k: False)
         target, spec = _scd2_seeded(spark, make_target), SCD2_SPEC
         batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
     statements = _recorded_statements(monkeypatch)
@@ -343,6 +353,28 @@ def test_the_statement_shape_follows_the_estimated_size_of_the_key_range(
         assert shapes == [("MERGE", False), ("INSERT", False)]
     else:
         assert shapes == [("MERGE", True)]
+
+
+@STATEMENTS
+def test_a_forward_scd2_batch_is_one_merge_whatever_the_size_of_the_key_range(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_statement_limit: int
+) -> None:
+    """The estimate only decides what the MERGE's source summarizes (the whole range, or the batch keys'
+    rows found by a broadcast semi-join); the statement is the same."""
+    target = _scd2_seeded(spark, make_target)
+    batch = spark.createDataFrame([(1, "pro", "2024-02-01"), (3, "free", "2024-02-01")], SCD2_SCHEMA)
+    statements = _recorded_statements(monkeypatch)
+    out = write_frame(
+        spark, batch, target, _limited(SCD2_SPEC, one_statement_limit), CommitStamp("run-s", "o")
+    )
+    assert [(s.split()[0], "WHEN NOT MATCHED" in s) for s in statements] == [("MERGE", True)]
+    assert (out.rows_inserted, out.rows_updated, out.versions_closed) == (2, 1, 1)
+    assert _scd2_rows(spark, target) == [
+        ("1", "free", "False", "2024-02-01"),
+        ("1", "pro", "True", "9999-12-31"),
+        ("2", "pro", "True", "9999-12-31"),
+        ("3", "free", "True", "9999-12-31"),
+    ]
 
 
 def test_the_scan_estimate_leaves_out_files_outside_the_range(spark: Any, make_target: Make) -> None:

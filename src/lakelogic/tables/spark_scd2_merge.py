@@ -1,31 +1,37 @@
 """SCD2 forward batches as one ``MERGE`` into a merge-on-read Iceberg table (SEMANTICS §13.3).
 
-The change-set path (:mod:`spark_scd2`) builds every changed version row in full, from a job that reads the
-batch keys' stored history twice (a per-key summary and the current versions), caches it, counts it and
-applies it with a ``MERGE`` and an ``INSERT``. When every batch row is *forward* (see
-:mod:`spark_scd2_forward`: one row per key, later than the key's whole stored history, which ends in one
-current version), the outcome needs no stored values at all except to tell whether the tracked values
-changed, and the ``MERGE`` sees the current version anyway. So here:
+The change-set path (:mod:`spark_scd2`) builds every changed version row in full: a job reads the batch
+keys' stored history twice (a per-key summary and the current versions), caches and counts the change set,
+and a ``MERGE`` and an ``INSERT`` apply it. When every batch row is *forward* (:mod:`spark_scd2_forward`:
+one row per key, later than the key's whole stored history, which ends in one current version), the outcome
+needs no stored value except to tell whether the tracked values changed, and the ``MERGE`` reads the current
+version anyway. So here one ``MERGE`` on the run's branch (published as in :mod:`spark_iceberg_branch`) does
+it all, in its own job:
 
-1. one job reads the key range once and aggregates each batch key's history into fixed-width values (the
-   forward proof's counts and maxima; the current version's start, change time, number and two 64-bit
-   hashes of its tracked values), joins them to the batch and caches the result: one row per batch row
-   with its *kind* (``new`` key, tracked ``change``, tracked ``same``, or ``other``: not forward) and the
-   values of the version it would open; the counts per kind come from the cache;
-2. any ``other`` row: nothing is written here and the caller takes the change-set path for the batch;
-3. else one ``MERGE`` on the run's branch (published as in :mod:`spark_iceberg_branch`) whose source holds
-   each changed or same row under its key and each new or changed row once more under a NULL key (the
-   classic "merge key" form): matched ``change`` rows close the current version, matched ``same`` rows
-   update their untracked columns in place where they differ, NULL-key rows insert the opened versions.
+* its source joins the batch with a fixed-width summary of each batch key's stored history (one hash
+  aggregation over the key range: the forward proof's counts and maxima; the current version's start,
+  change time, number and two 64-bit hashes of its tracked values) and gives every row a *kind*: ``new``
+  key, tracked ``change``, tracked ``same``, or ``other`` (not forward);
+* each row becomes its copies (:func:`merge_source`): changed and same rows match the current version
+  (close it; or update untracked columns in place where they differ), new and changed rows are inserted as
+  the version they open, ``other`` rows stay as rows no clause acts on;
+* the counts per kind are observed in the source and read from the executed plan (:mod:`spark_observed`);
+  any ``other`` row and the branch is dropped unpublished: the caller takes the change-set path for the
+  whole batch. A batch whose keys are not proven unique is first checked for repeated keys (one
+  aggregation), the common reason a row is not forward.
+
+The batch, the summary and the copies are all hash-partitioned by the key, so the ``MERGE``'s join with
+the target runs in the same stage as the classification (three parallel scans, one stage, the write).
 
 The hashes only decide which rows get an insert copy; the ``MERGE`` compares the tracked values exactly
-(the same JSON text the other paths compare) and fails the statement, before anything is committed, if a
-``same`` row's tracked values differ from the current version's after all (two equal 64-bit hashes of
-different values). Different hashes always mean different values.
+(``<=>``) and fails the statement, before anything is committed, if a ``same`` row's values differ from the
+current version's after all (two equal 64-bit hashes of different values). Values equal under ``<=>`` hash
+alike, so the only difference from the change-set path's text comparison is a float column changing
+between 0.0 and -0.0, which is no change here.
 
-Rows inserted and versions closed are the cached counts; in-place updates are the ``MERGE``'s position
-deletes beyond the closed versions (each updated row adds one, merge-on-read). The result equals the
-change-set path's forward result; tests compare both.
+Rows inserted and versions closed are the observed counts; in-place updates are the ``MERGE``'s position
+deletes beyond the closed versions (each updated row adds one, merge-on-read). Tests compare the result
+with the change-set path's.
 """
 
 from __future__ import annotations
