@@ -178,7 +178,7 @@ def _apply_scd2(
     keys = list(scd.business_key)
     schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
     schema = aligned.select(*[q(c) for c in schema_cols]).schema
-    stored = affected = in_range = None
+    stored = in_range = None
     found = batch_keys(aligned, keys) if adapter.exists() else None
     if found is not None:
         rows = found.rows
@@ -200,15 +200,14 @@ def _apply_scd2(
         # CPU-s of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the
         # general computation read them again, at the same snapshot (IcebergTable.read pins it).
         in_range = target.select(*stored_cols)
-        affected = target.join(batch_keys_frame, on=keys, how="left_semi").select(*stored_cols)
-        stored = affected.repartition(
+        stored = target.join(batch_keys_frame, on=keys, how="left_semi").select(*stored_cols)
+        stored = stored.repartition(
             partitions,
             *[q(k) for k in keys],  # the scan's many file splits -> few
         )
     member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
     if (
         in_range is not None
-        and affected is not None
         and found is not None
         and member is None
         and one_merge_applies(adapter, spec, scd, batch_columns)
@@ -218,7 +217,6 @@ def _apply_scd2(
             adapter,
             aligned,
             in_range,
-            affected,
             schema,
             stamp,
             scd=scd,

@@ -20,6 +20,11 @@ it all, in its own job:
   whole batch. A batch whose keys are not proven unique is first checked for repeated keys (one
   aggregation), the common reason a row is not forward.
 
+Only a small key range takes this path (Iceberg's file-level estimate, the merge's one-statement
+threshold): a ``MERGE`` with a ``NOT MATCHED`` clause shuffles every current row of the range, which for a
+batch spread over a whole large table costs more than the change-set path's matched-only ``MERGE`` with its
+few rows broadcast.
+
 The batch, the summary and the copies are all hash-partitioned by the key, so the ``MERGE``'s join with
 the target runs in the same stage as the classification (three parallel scans, one stage, the write).
 
@@ -352,7 +357,6 @@ def scd2_one_merge(
     table: IcebergTable,
     aligned: DataFrame,
     in_range: DataFrame,
-    affected: DataFrame,
     schema: StructType,
     stamp: CommitStamp,
     *,
@@ -369,17 +373,18 @@ def scd2_one_merge(
     keys are not proven unique is first checked for keys with several rows, the common case that is not
     forward, so that it does not pay for a failed statement."""
     keys = list(scd.business_key)
+    # A MERGE with a NOT MATCHED clause shuffles every current row of the key range (the batch, the
+    # preserved side, cannot be broadcast): cheap for a small range (recent keys of a large table), but a
+    # batch spread over the whole table would shuffle the whole table, where the change-set path's
+    # matched-only MERGE broadcasts its few rows instead (10M rows, 1% spread batch: 8.4 s against 3.9 s).
+    # The same estimate as the merge's one statement decides (Iceberg's file pruning, no job).
+    if table.estimated_scan_bytes(found.predicate()) > spec.one_statement_merge_max_bytes:
+        return None
     if found.rows == 0:
         return Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
     if not one_row_per_key(spec, keys) and _has_duplicate_or_null_keys(aligned, keys):
         return None
-    # the stored rows to summarize: the whole key range when it is small (by Iceberg's file-level
-    # estimate, as for the merge's one statement), else only the batch keys' rows (a broadcast semi-join,
-    # one more job, instead of aggregating a large range)
-    small = table.estimated_scan_bytes(found.predicate()) <= spec.one_statement_merge_max_bytes
-    classified = classified_batch(
-        aligned, in_range if small else affected, schema, scd=scd, spec=spec, batch_columns=batch_columns
-    )
+    classified = classified_batch(aligned, in_range, schema, scd=scd, spec=spec, batch_columns=batch_columns)
     observed = f"lakelogic_scd2_{uuid.uuid4().hex}"
     kinds = [F.count(F.when(F.col(KIND) == k, F.lit(1))).alias(k) for k in (NEW, CHANGE, SAME, OTHER)]
     classified = classified.observe(observed, *kinds)
