@@ -113,6 +113,15 @@ SCD2_SPEC = WriteSpec(
 )
 
 
+# the seeded table after key 1 changes tier and key 3 arrives on 2024-02-01
+SCD2_AFTER_RUN_1 = [
+    ("1", "free", "False", "2024-02-01"),
+    ("1", "pro", "True", "9999-12-31"),
+    ("2", "pro", "True", "9999-12-31"),
+    ("3", "free", "True", "9999-12-31"),
+]
+
+
 def _scd2_seeded(spark: Any, make_target: Make) -> ResolvedTarget:
     target = make_target("iceberg")
     seed = spark.createDataFrame([(1, "free", "2024-01-01"), (2, "pro", "2024-01-01")], SCD2_SCHEMA)
@@ -140,12 +149,7 @@ def test_scd2_change_set_lands_as_one_publish_of_a_closing_update_and_an_insert(
     stamp = CommitStamp("run-1", "dim")
     out = write_frame(spark, batch, target, SCD2_SPEC, stamp)
     assert (out.rows_inserted, out.rows_updated, out.versions_closed) == (2, 1, 1)
-    assert _scd2_rows(spark, target) == [
-        ("1", "free", "False", "2024-02-01"),
-        ("1", "pro", "True", "9999-12-31"),
-        ("2", "pro", "True", "9999-12-31"),
-        ("3", "free", "True", "9999-12-31"),
-    ]
+    assert _scd2_rows(spark, target) == SCD2_AFTER_RUN_1
     snapshots = adapter_for(spark, target).stamped_snapshots(stamp)
     assert len(snapshots) == (1 if one_merge else 2) and out.snapshot == snapshots[0][0]
     assert _branches(spark, target) == ["main"]
@@ -372,12 +376,7 @@ def test_a_forward_scd2_batch_is_one_merge_when_the_key_range_is_small(
         [("MERGE", False), ("INSERT", False)] if one_statement_limit == 0 else [("MERGE", True)]
     )
     assert (out.rows_inserted, out.rows_updated, out.versions_closed) == (2, 1, 1)
-    assert _scd2_rows(spark, target) == [
-        ("1", "free", "False", "2024-02-01"),
-        ("1", "pro", "True", "9999-12-31"),
-        ("2", "pro", "True", "9999-12-31"),
-        ("3", "free", "True", "9999-12-31"),
-    ]
+    assert _scd2_rows(spark, target) == SCD2_AFTER_RUN_1
 
 
 def test_the_scan_estimate_leaves_out_files_outside_the_range(spark: Any, make_target: Make) -> None:

@@ -23,12 +23,11 @@ from lakelogic.tables.spec import ICEBERG_ROW_LEVEL_DEFAULTS, WriteSpec, scd2_sp
 from lakelogic.tables.stamp import CommitStamp
 from lakelogic.tables.target import ResolvedTarget
 from tests.tables.conftest import read_back
+from tests.tables.test_scd2_forward import SCHEMA, TIERS, _day
 
 pytestmark = pytest.mark.spark
 
 Make = Callable[..., ResolvedTarget]
-SCHEMA = "customer_id int, tier string, note string, updated_at string, _lakelogic_created_at string"
-TIERS = ("free", "pro", "gold")
 KEYS = 10
 
 
@@ -41,10 +40,6 @@ def _spec(**overrides: Any) -> WriteSpec:
     }
     settings.update(overrides)
     return WriteSpec(strategy="scd2", scd2=scd2_spec_from(settings, keys=("customer_id",)))
-
-
-def _day(n: int) -> str:
-    return f"2024-{1 + n // 28:02d}-{1 + n % 28:02d}"
 
 
 def _history(rng: random.Random) -> list[list[tuple[Any, ...]]]:

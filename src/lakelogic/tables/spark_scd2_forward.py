@@ -39,7 +39,7 @@ from lakelogic.tables.spark_scd2_versions import (
     HASH,
     T,
     default_literal,
-    random_uuid,
+    opened_surrogate_key,
     tracked_columns,
     tracked_hash,
     untracked_columns,
@@ -203,11 +203,7 @@ def forward_change_set(
     if scd.version_column:
         opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(current(scd.version_column) + 1)
     if scd.surrogate_key:
-        if scd.surrogate_key_strategy == "uuid":
-            opened[scd.surrogate_key] = random_uuid([batch(k) for k in keys] + [start])
-        else:
-            parts = [batch(k).cast("string") for k in keys] + [start.cast("string")]
-            opened[scd.surrogate_key] = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
+        opened[scd.surrogate_key] = opened_surrogate_key(scd, [batch(k) for k in keys], start)
     if scd.change_reason_column:
         changed = [F.when(~batch(c).eqNullSafe(current(c)), F.lit(c)) for c in tracked]
         listed = F.concat_ws(",", *changed) if changed else F.lit("")

@@ -58,7 +58,7 @@ from lakelogic.tables.spark_observed import observed_metrics
 from lakelogic.tables.spark_scd2_forward import one_row_per_key
 from lakelogic.tables.spark_scd2_versions import (
     default_literal,
-    random_uuid,
+    opened_surrogate_key,
     tracked_columns,
     untracked_columns,
 )
@@ -226,11 +226,7 @@ def classified_batch(
     if scd.version_column:
         opened[scd.version_column] = F.when(new_key, F.lit(1)).otherwise(F.col("_ll_cur_ver") + 1)
     if scd.surrogate_key:
-        if scd.surrogate_key_strategy == "uuid":
-            opened[scd.surrogate_key] = random_uuid([q(k) for k in keys] + [start])
-        else:
-            parts = [q(k).cast("string") for k in keys] + [start.cast("string")]
-            opened[scd.surrogate_key] = F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
+        opened[scd.surrogate_key] = opened_surrogate_key(scd, [q(k) for k in keys], start)
     return joined.select(
         *[cast_to(opened[c], schema[c].dataType).alias(c) for c in schema.names],
         kind.alias(KIND),

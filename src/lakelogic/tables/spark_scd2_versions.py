@@ -125,6 +125,15 @@ def random_uuid(parts: list[Column]) -> Column:
     )
 
 
+def opened_surrogate_key(scd: Scd2Spec, key_columns: list[Column], start: Column) -> Column:
+    """The surrogate key of a version a batch row opens: a random UUID (``uuid``) or the first 16 hex
+    characters of SHA-256 over the key values and the version's start."""
+    if scd.surrogate_key_strategy == "uuid":
+        return random_uuid([*key_columns, start])
+    parts = [k.cast("string") for k in key_columns] + [start.cast("string")]
+    return F.substring(F.sha2(F.concat_ws("|", *parts), 256), 1, 16)
+
+
 def default_literal(value: str, dtype: DataType) -> Column:
     return cast_to(F.lit(value), dtype)
 
