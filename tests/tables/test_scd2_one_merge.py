@@ -238,3 +238,12 @@ def test_tracked_values_that_hash_alike_but_differ_fail_before_anything_is_commi
 def test_observed_metrics_of_a_plan_without_the_node_are_none(spark: Any) -> None:
     """The positive case is every count above: the one-statement path reads them from its MERGE's plan."""
     assert observed_metrics(spark.sql("SELECT 1 AS one"), "lakelogic_missing") is None
+
+
+def test_observed_metrics_of_a_frame_without_a_jvm_plan_are_none() -> None:
+    """A Spark Connect frame has no JVM query execution to read: counts unknown, not a crash."""
+
+    class ConnectFrame:
+        pass
+
+    assert observed_metrics(ConnectFrame(), "lakelogic_any") is None  # type: ignore[arg-type]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from loguru import logger
+from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame
 
 
@@ -27,13 +29,18 @@ def _children(node: Any) -> list[Any]:
 
 
 def observed_metrics(executed: DataFrame, name: str) -> dict[str, Any] | None:
-    """The values ``executed`` observed under ``name``, or None when its executed plan has no such node."""
-    pending = [executed._jdf.queryExecution().executedPlan()]
-    while pending:
-        node = pending.pop()
-        if node.getClass().getSimpleName() == "CollectMetricsExec" and node.name() == name:
-            row = node.collectedMetrics()
-            fields = row.schema().fieldNames()
-            return {str(fields[i]): row.get(i) for i in range(len(fields))}
-        pending.extend(_children(node))
+    """The values ``executed`` observed under ``name``, or None when its executed plan has no such node or
+    cannot be read (a session without a JVM gateway, such as Spark Connect, or plan classes of another
+    Spark version): callers treat None as "counts unknown" and take a path that does not need them."""
+    try:
+        pending = [executed._jdf.queryExecution().executedPlan()]
+        while pending:
+            node = pending.pop()
+            if node.getClass().getSimpleName() == "CollectMetricsExec" and node.name() == name:
+                row = node.collectedMetrics()
+                fields = row.schema().fieldNames()
+                return {str(fields[i]): row.get(i) for i in range(len(fields))}
+            pending.extend(_children(node))
+    except (AttributeError, Py4JError) as exc:
+        logger.warning(f"the executed plan's observed metrics could not be read: {exc}")
     return None
