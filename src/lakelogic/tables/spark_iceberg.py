@@ -178,10 +178,13 @@ class IcebergTable:
             order = ", ".join(quote_ident(c) for c in cluster_cols)
             self.spark.sql(f"ALTER TABLE {self.sql_name} WRITE LOCALLY ORDERED BY {order}")
 
-    def _result(self, stamp: CommitStamp) -> CommitResult:
+    def _result(
+        self, stamp: CommitStamp, published: list[tuple[str, dict[str, str]]] | None = None
+    ) -> CommitResult:
         """The run's newest snapshot in main and the records its snapshots added (a branch publish
-        brings several)."""
-        snapshots = self.stamped_snapshots(stamp)  # newest first
+        brings several). ``published``: the commits a branch publish just brought to main, which are
+        exactly that (no metadata read)."""
+        snapshots = self.stamped_snapshots(stamp) if published is None else published  # newest first
         added = sum(int(summary.get("added-records", 0) or 0) for _, summary in snapshots)
         return CommitResult(committed=True, snapshot=snapshots[0][0] if snapshots else None, rows_added=added)
 
@@ -304,13 +307,13 @@ class IcebergTable:
             if touched is not None:
                 touched.count()
                 touched.createOrReplaceTempView(touched_view)
-            commit_on_branch(self, stamp, statements, before_publish=release)
+            published = commit_on_branch(self, stamp, statements, before_publish=release)
         finally:
             self.spark.catalog.dropTempView(view)
             if touched is not None:
                 self.spark.catalog.dropTempView(touched_view)
                 touched.unpersist()
-        return self._result(stamp)
+        return self._result(stamp, published)
 
     # --- schema and lifecycle ------------------------------------------------------------------
 

@@ -45,38 +45,49 @@ def publish(table: IcebergTable, branch: str) -> None:
     )
 
 
-def branch_changed(table: IcebergTable, stamp: CommitStamp, branch: str) -> bool:
-    """True when the commits on ``branch`` since it was created (stamped with this run) changed any row:
-    added or removed records, data files or delete files (a copy-on-write delete of a whole file adds no
-    record, a merge-on-read one adds a delete file). Only the branch's own lineage counts: a snapshot of an
-    earlier try on a dropped branch (a crash, or a fast path that gave up) carries the same run id."""
+_CHANGE_KEYS = (
+    "added-records",
+    "deleted-records",
+    "added-data-files",
+    "deleted-data-files",
+    "added-delete-files",
+    "added-position-deletes",
+    "added-equality-deletes",
+)
+
+
+def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list[tuple[str, dict[str, str]]]:
+    """(snapshot id, summary) of this run's commits on ``branch``, newest first. Only the branch's own
+    lineage counts: a snapshot of an earlier try on a dropped branch (a crash, or a fast path that gave up)
+    carries the same run id."""
     head = table.spark.sql(
         f"SELECT snapshot_id FROM {table.sql_name}.refs WHERE name = {sql_string(branch)}"
     ).collect()
     if not head:
-        return False
+        return []
     rows = table.spark.sql(
         f"SELECT snapshot_id, parent_id, summary FROM {table.sql_name}.snapshots "
         f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
     ).collect()
     by_id = {int(r["snapshot_id"]): r for r in rows}
-    changed = (
-        "added-records",
-        "deleted-records",
-        "added-data-files",
-        "deleted-data-files",
-        "added-delete-files",
-        "added-position-deletes",
-        "added-equality-deletes",
-    )
+    commits: list[tuple[str, dict[str, str]]] = []
     snapshot: int | None = int(head[0]["snapshot_id"])
-    while snapshot is not None and snapshot in by_id:  # the branch's commits, newest first
+    while snapshot is not None and snapshot in by_id:
         row = by_id.pop(snapshot)
-        summary = row["summary"] or {}
-        if any(int(summary.get(key, 0) or 0) > 0 for key in changed):
-            return True
+        commits.append((str(snapshot), dict(row["summary"] or {})))
         snapshot = int(row["parent_id"]) if row["parent_id"] is not None else None
-    return False
+    return commits
+
+
+def changes_rows(commits: list[tuple[str, dict[str, str]]]) -> bool:
+    """True when any of the commits changed a row: added or removed records, data files or delete files
+    (a copy-on-write delete of a whole file adds no record, a merge-on-read one adds a delete file)."""
+    return any(int(summary.get(key, 0) or 0) > 0 for _, summary in commits for key in _CHANGE_KEYS)
+
+
+def branch_changed(table: IcebergTable, stamp: CommitStamp, branch: str) -> bool:
+    """True when this run's commits on ``branch`` changed any row (:func:`changes_rows`)."""
+    return changes_rows(branch_commits(table, stamp, branch))
 
 
 def commit_on_branch(
@@ -86,9 +97,10 @@ def commit_on_branch(
     *,
     before_publish: Callable[[], None] | None = None,
     results: list[DataFrame] | None = None,
-) -> bool:
+) -> list[tuple[str, dict[str, str]]]:
     """Run ``statements(branch_table_sql)`` (None entries skipped) on the run's branch, each stamped, then
-    publish them together. Returns True when something was published.
+    publish them together. Returns the published commits as (snapshot id, summary), newest first: the
+    head is main's new snapshot. Empty when nothing changed and nothing was published.
 
     ``results`` receives each executed statement. ``before_publish`` runs after the statements: the
     place to check them (raising drops the branch unpublished) and to release cached frames that read the
@@ -109,9 +121,10 @@ def commit_on_branch(
                     results.append(executed)
         if before_publish is not None:
             before_publish()
-        if not branch_changed(table, stamp, branch):
-            return False
+        commits = branch_commits(table, stamp, branch)
+        if not changes_rows(commits):
+            return []
         publish(table, branch)
-        return True
+        return commits
     finally:
         spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")

@@ -181,10 +181,9 @@ def single_scan_merge(
         ]
 
     try:
-        commit_on_branch(table, stamp, statements)
+        snapshots = commit_on_branch(table, stamp, statements)  # newest first; empty: nothing changed
     finally:
         table.spark.catalog.dropTempView(view)
-    snapshots = table.stamped_snapshots(stamp)  # newest first
     added = sum(int(summary.get("added-records", 0)) for _, summary in snapshots)
     updated = sum(int(summary.get("added-position-deletes", 0)) for _, summary in snapshots)
     return SingleScanResult(

@@ -419,11 +419,10 @@ def scd2_one_merge(
         table.spark.catalog.dropTempView(view)
     if not published:
         return Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
-    snapshots = table.stamped_snapshots(stamp)  # newest first
-    position_deletes = sum(int(summary.get("added-position-deletes", 0) or 0) for _, summary in snapshots)
+    position_deletes = sum(int(summary.get("added-position-deletes", 0) or 0) for _, summary in published)
     closed = counts.get(CHANGE, 0)
     return Scd2MergeResult(
-        snapshot=snapshots[0][0] if snapshots else None,
+        snapshot=published[0][0],
         inserted=counts.get(NEW, 0) + closed,
         updated=position_deletes,
         closed=closed,
