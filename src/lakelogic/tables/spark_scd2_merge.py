@@ -173,8 +173,9 @@ def classified_batch(
     spec: WriteSpec,
     batch_columns: set[str],
 ) -> DataFrame:
-    """Every batch row as the version it would open (target columns), its kind, the values that close the
-    current version, and (``same`` rows) its tracked values' JSON for the exact check in the ``MERGE``.
+    """Every batch row as the version it would open (target columns), its kind and the values that close
+    the current version (``same`` rows' tracked values are the opened version's, which the ``MERGE``
+    compares with the current version's).
 
     ``stored``: the target's rows that can hold a batch key (any superset of them)."""
     keys = list(scd.business_key)
