@@ -364,11 +364,12 @@ def scd2_one_merge(
 ) -> Scd2MergeResult | None:
     """Apply a forward batch with one ``MERGE``; None (nothing written) when a batch row is not forward.
 
-    The classification runs inside the ``MERGE``'s own job: a row that is not forward fails that job
-    before anything is committed (the caller then takes the change-set path), and the counts per kind
-    are observed on the way (``DataFrame.observe``), so no job runs before the statement. A batch whose
-    keys are not proven unique is first checked for keys with several rows, the common case that is not
-    forward, so that it does not pay for a failed statement."""
+    The classification runs inside the ``MERGE``'s own job and its counts per kind are read from the
+    executed plan, so no job runs before the statement. A row that is not forward shows in those counts:
+    the branch is then dropped unpublished and the caller takes the change-set path. A batch whose keys
+    are not proven unique is first checked for keys with several rows (the common case that is not
+    forward), so that it does not pay for a statement it cannot publish. A large key range returns None
+    at once (see below)."""
     keys = list(scd.business_key)
     # A MERGE with a NOT MATCHED clause shuffles every current row of the key range (the batch, the
     # preserved side, cannot be broadcast): cheap for a small range (recent keys of a large table), but a
