@@ -192,11 +192,14 @@ class _Table:
 
     sql_name = "`c`.`n`.`t`"
 
+    read_snapshot = 1
+
     def __init__(self, summary: dict[str, str], orphans: list[dict[str, str]] | None = None) -> None:
         self.spark = self
-        self.snapshots = [{"snapshot_id": 2, "parent_id": 1, "summary": summary}]
+        run = {"lakelogic.run_id": "r"}
+        self.snapshots = [{"snapshot_id": 2, "parent_id": 1, "summary": summary | run}]
         self.snapshots += [
-            {"snapshot_id": 10 + i, "parent_id": 1, "summary": o} for i, o in enumerate(orphans or [])
+            {"snapshot_id": 10 + i, "parent_id": 1, "summary": o | run} for i, o in enumerate(orphans or [])
         ]
 
     def sql(self, statement: str) -> _Rows:
@@ -216,12 +219,14 @@ class _Table:
 )
 def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], changed: bool) -> None:
     table: Any = _Table(summary)
-    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o"), "b") is changed
+    commits = spark_iceberg_branch.branch_commits(table, CommitStamp("r", "o"), "b")
+    assert spark_iceberg_branch.changes_rows(commits) is changed
 
 
 def test_an_earlier_try_of_the_run_on_a_dropped_branch_does_not_count_as_a_change() -> None:
     table: Any = _Table({"added-records": "0"}, orphans=[{"added-records": "5"}])
-    assert spark_iceberg_branch.branch_changed(table, CommitStamp("r", "o"), "b") is False
+    commits = spark_iceberg_branch.branch_commits(table, CommitStamp("r", "o"), "b")
+    assert [c for c, _ in commits] == ["2"] and spark_iceberg_branch.changes_rows(commits) is False
 
 
 def test_the_change_set_cache_is_released_before_the_publish(

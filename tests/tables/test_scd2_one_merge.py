@@ -247,3 +247,56 @@ def test_observed_metrics_of_a_frame_without_a_jvm_plan_are_none() -> None:
         pass
 
     assert observed_metrics(ConnectFrame(), "lakelogic_any") is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("attr_type", "before", "after"),
+    [
+        ("array<string>", ["a"], ["a", None]),  # Spark's hash skips a nested NULL; the text does not
+        ("struct<a:string,b:string>", (None, "x"), ("x", None)),
+        ("timestamp", "2024-01-01 00:00:00.000001", "2024-01-01 00:00:00.000002"),  # text keeps ms
+    ],
+)
+def test_tracked_values_change_as_their_text_changes_on_both_paths(
+    spark: Any,
+    make_target: Make,
+    monkeypatch: pytest.MonkeyPatch,
+    one_merge_calls: list[Any],
+    attr_type: str,
+    before: Any,
+    after: Any,
+) -> None:
+    """Every SCD2 path compares the tracked values' JSON text; the one MERGE decides "changed" by that
+    text too (a hash of the values themselves would call a nested-NULL move unchanged and then fail its
+    exact check, or call a microsecond-only change a change)."""
+    schema = f"customer_id int, attr {attr_type}, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        scd2=scd2_spec_from(
+            {"timestamp_field": "updated_at", "track_columns": ["attr"], "version_column": "version"},
+            keys=("customer_id",),
+        ),
+    )
+
+    def frame(value: Any, day: int) -> Any:
+        if attr_type == "timestamp":  # microseconds survive a string cast, not a Python datetime's zone
+            rows = spark.createDataFrame(
+                [(1, value, _day(day))], "customer_id int, attr string, updated_at string"
+            )
+            return rows.withColumn("attr", rows["attr"].cast("timestamp"))
+        return spark.createDataFrame([(1, value, _day(day))], schema)
+
+    reference, fast = make_target("iceberg", "ref"), make_target("iceberg", "one")
+    write_frame(spark, frame(before, 0), reference, spec, CommitStamp("h", "dim"))
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
+    spark.sql(
+        f"CREATE TABLE {quote_table(fast.name)} USING iceberg TBLPROPERTIES ({properties}) "
+        f"AS SELECT * FROM {quote_table(reference.name)}"
+    )
+    got = write_frame(spark, frame(after, 5), fast, spec, CommitStamp("final", "dim"))
+    with monkeypatch.context() as off:
+        off.setattr(spark_scd2, "one_merge_applies", lambda *a, **k: False)
+        want = write_frame(spark, frame(after, 5), reference, spec, CommitStamp("final", "dim"))
+    assert one_merge_calls and one_merge_calls[0] is not None
+    assert _rows(spark, fast) == _rows(spark, reference)
+    assert _counts(got) == _counts(want)

@@ -57,9 +57,11 @@ _CHANGE_KEYS = (
 
 
 def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list[tuple[str, dict[str, str]]]:
-    """(snapshot id, summary) of this run's commits on ``branch``, newest first. Only the branch's own
-    lineage counts: a snapshot of an earlier try on a dropped branch (a crash, or a fast path that gave up)
-    carries the same run id."""
+    """(snapshot id, summary) of this write's commits on ``branch``, newest first: the branch's lineage from
+    its head down to its base (the snapshot the write read), stamped by ``stamp``. A snapshot of an
+    earlier try on a dropped branch (a crash, or a fast path that gave up) carries the same run id but is
+    not in that lineage; the run's other writes to the table (another role) are before the base or
+    stamped otherwise."""
     head = table.spark.sql(
         f"SELECT snapshot_id FROM {table.sql_name}.refs WHERE name = {sql_string(branch)}"
     ).collect()
@@ -72,9 +74,11 @@ def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list
     by_id = {int(r["snapshot_id"]): r for r in rows}
     commits: list[tuple[str, dict[str, str]]] = []
     snapshot: int | None = int(head[0]["snapshot_id"])
-    while snapshot is not None and snapshot in by_id:
+    while snapshot is not None and snapshot in by_id and snapshot != table.read_snapshot:
         row = by_id.pop(snapshot)
-        commits.append((str(snapshot), dict(row["summary"] or {})))
+        summary = dict(row["summary"] or {})
+        if stamp.matches(summary):
+            commits.append((str(snapshot), summary))
         snapshot = int(row["parent_id"]) if row["parent_id"] is not None else None
     return commits
 
@@ -83,11 +87,6 @@ def changes_rows(commits: list[tuple[str, dict[str, str]]]) -> bool:
     """True when any of the commits changed a row: added or removed records, data files or delete files
     (a copy-on-write delete of a whole file adds no record, a merge-on-read one adds a delete file)."""
     return any(int(summary.get(key, 0) or 0) > 0 for _, summary in commits for key in _CHANGE_KEYS)
-
-
-def branch_changed(table: IcebergTable, stamp: CommitStamp, branch: str) -> bool:
-    """True when this run's commits on ``branch`` changed any row (:func:`changes_rows`)."""
-    return changes_rows(branch_commits(table, stamp, branch))
 
 
 def commit_on_branch(

@@ -2,7 +2,8 @@
 
 The new version set of the batch's keys (:mod:`spark_scd2_versions`) is diffed against the stored one on
 (key, effective_from): only inserted, updated and deleted version rows reach the table, in one commit. An
-identical re-run yields an empty diff.
+identical re-run yields an empty diff. A forward batch over a small key range of a merge-on-read Iceberg
+table skips the change set: one ``MERGE`` applies it (:mod:`spark_scd2_merge`), with the same result.
 """
 
 from __future__ import annotations

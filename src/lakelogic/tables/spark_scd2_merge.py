@@ -28,20 +28,21 @@ few rows broadcast.
 The batch, the summary and the copies are all hash-partitioned by the key, so the ``MERGE``'s join with
 the target runs in the same stage as the classification (three parallel scans, one stage, the write).
 
-The hashes only decide which rows get an insert copy; the ``MERGE`` compares the tracked values exactly
-(``<=>``) and fails the statement, before anything is committed, if a ``same`` row's values differ from the
-current version's after all (two equal 64-bit hashes of different values). Values equal under ``<=>`` hash
-alike, so the only difference from the change-set path's text comparison is a float column changing
-between 0.0 and -0.0, which is no change here.
+The hashes are of the tracked values' JSON text, which every SCD2 path compares, and only decide which
+rows get an insert copy; the ``MERGE`` compares the texts themselves and fails the statement, before
+anything is committed, if a ``same`` row's text differs from the current version's after all (two equal
+64-bit hashes of different texts).
 
-Rows inserted and versions closed are the observed counts; in-place updates are the ``MERGE``'s position
-deletes beyond the closed versions (each updated row adds one, merge-on-read). Tests compare the result
+Rows inserted and versions closed are the observed counts; in-place updates are the records the ``MERGE``
+added beyond the inserted versions (merge-on-read re-writes each updated row once; position-delete counts
+would also count a format-v3 deletion vector's earlier positions). Tests compare the result
 with the change-set path's.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loguru import logger
@@ -60,6 +61,7 @@ from lakelogic.tables.spark_scd2_versions import (
     default_literal,
     opened_surrogate_key,
     tracked_columns,
+    tracked_hash,
     untracked_columns,
 )
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
@@ -103,11 +105,13 @@ def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_col
 
 
 def _hashes(tracked: list[str]) -> tuple[Column, Column]:
-    """Two independent 64-bit hashes of the tracked values (with a NULL flag per column: Spark's hash
-    skips NULLs, so ``(NULL, 'x')`` and ``('x', NULL)`` would hash alike). Values equal under ``<=>``
-    hash alike (Spark hashes 0.0 and -0.0, and every NaN, alike)."""
-    values = [part for c in tracked for part in (q(c), q(c).isNull())] or [F.lit("")]
-    return F.xxhash64(*values), F.xxhash64(F.lit(_SALT), *values)
+    """Two independent 64-bit hashes of the tracked values' JSON text: the text every SCD2 path compares
+    (``tracked_hash``), so "changed" means the same here. Hashing the values themselves would not: Spark's
+    hash skips NULLs nested in arrays and structs, the text keeps timestamps to the millisecond, and a
+    widened column's stored values (read at the pinned snapshot, in its old type) hash differently from the
+    batch's although their text is equal."""
+    text = tracked_hash(tracked)
+    return F.xxhash64(text), F.xxhash64(F.lit(_SALT), text)
 
 
 def _history_summary(
@@ -306,7 +310,14 @@ def merge_statement(
             *([key_range] if key_range else []),
         ]
     )
-    tracked_differ = " OR ".join(f"NOT ({t(c)} <=> {s(c)})" for c in tracked) or "false"
+
+    def tracked_text(side: Callable[[str], str]) -> str:
+        """The tracked values' JSON text, as ``tracked_hash`` builds it, in SQL."""
+        if not tracked:
+            return "''"
+        return "to_json(named_struct(" + ", ".join(f"{sql_string(c)}, {side(c)}" for c in tracked) + "))"
+
+    tracked_differ = f"NOT ({tracked_text(t)} <=> {tracked_text(s)})"
     flag_type = schema[scd.current_flag].dataType.simpleString()
     collision = sql_string(
         "scd2: a batch row's tracked values hash like the current version's but differ; nothing was written"
@@ -365,7 +376,7 @@ def scd2_one_merge(
     """Apply a forward batch with one ``MERGE``; None (nothing written) when a batch row is not forward.
 
     The classification runs inside the ``MERGE``'s own job and its counts per kind are read from the
-    executed plan, so no job runs before the statement. A row that is not forward shows in those counts:
+    executed plan, so no job classifies before the statement. A row that is not forward shows in those counts:
     the branch is then dropped unpublished and the caller takes the change-set path. A batch whose keys
     are not proven unique is first checked for keys with several rows (the common case that is not
     forward), so that it does not pay for a statement it cannot publish. A large key range returns None
@@ -421,11 +432,9 @@ def scd2_one_merge(
         table.spark.catalog.dropTempView(view)
     if not published:
         return Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
-    position_deletes = sum(int(summary.get("added-position-deletes", 0) or 0) for _, summary in published)
+    added = sum(int(summary.get("added-records", 0) or 0) for _, summary in published)
     closed = counts.get(CHANGE, 0)
+    inserted = counts.get(NEW, 0) + closed
     return Scd2MergeResult(
-        snapshot=published[0][0],
-        inserted=counts.get(NEW, 0) + closed,
-        updated=position_deletes,
-        closed=closed,
+        snapshot=published[0][0], inserted=inserted, updated=added - inserted, closed=closed
     )
