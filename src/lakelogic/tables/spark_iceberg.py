@@ -20,7 +20,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
-from lakelogic.tables.spark_iceberg_branch import commit_on_branch
+from lakelogic.tables.spark_iceberg_branch import Commits, commit_on_branch
 from lakelogic.tables.spark_merge import OP, change_set_insert_sql, change_set_update_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp, committed_in
@@ -101,7 +101,7 @@ class IcebergTable:
         ).collect()
         return {int(r["snapshot_id"]) for r in rows}
 
-    def _stamped(self, where: str) -> list[tuple[str, dict[str, str]]]:
+    def _stamped(self, where: str) -> Commits:
         """(snapshot id, summary) of main-branch snapshots matching ``where``, newest first."""
         snapshots = f"{self.sql_name}.snapshots"
         rows = self.spark.sql(
@@ -119,7 +119,7 @@ class IcebergTable:
     def _summaries(self, where: str) -> list[dict[str, Any]]:
         return [summary for _, summary in self._stamped(where)]
 
-    def stamped_snapshots(self, stamp: CommitStamp) -> list[tuple[str, dict[str, str]]]:
+    def stamped_snapshots(self, stamp: CommitStamp) -> Commits:
         """(snapshot id, summary) of the main-branch snapshots this run committed, newest first."""
         found = self._stamped(f"summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}")
         return [(snapshot, summary) for snapshot, summary in found if stamp.matches(summary)]
@@ -178,9 +178,7 @@ class IcebergTable:
             order = ", ".join(quote_ident(c) for c in cluster_cols)
             self.spark.sql(f"ALTER TABLE {self.sql_name} WRITE LOCALLY ORDERED BY {order}")
 
-    def _result(
-        self, stamp: CommitStamp, published: list[tuple[str, dict[str, str]]] | None = None
-    ) -> CommitResult:
+    def _result(self, stamp: CommitStamp, published: Commits | None = None) -> CommitResult:
         """The run's newest snapshot in main and the records its snapshots added (a branch publish
         brings several). ``published``: the commits a branch publish just brought to main, which are
         exactly that (no metadata read)."""

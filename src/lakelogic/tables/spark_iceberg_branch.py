@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from lakelogic.tables.spark_iceberg import IcebergTable
 
 
+Commits = list[tuple[str, dict[str, str]]]
+"""(snapshot id, summary) of Iceberg commits, newest first."""
+
+
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -56,7 +60,7 @@ _CHANGE_KEYS = (
 )
 
 
-def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list[tuple[str, dict[str, str]]]:
+def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> Commits:
     """(snapshot id, summary) of this write's commits on ``branch``, newest first: the branch's lineage from
     its head down to its base (the snapshot the write read), stamped by ``stamp``. A snapshot of an
     earlier try on a dropped branch (a crash, or a fast path that gave up) carries the same run id but is
@@ -72,7 +76,7 @@ def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list
         f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
     ).collect()
     by_id = {int(r["snapshot_id"]): r for r in rows}
-    commits: list[tuple[str, dict[str, str]]] = []
+    commits: Commits = []
     snapshot: int | None = int(head[0]["snapshot_id"])
     while snapshot is not None and snapshot in by_id and snapshot != table.read_snapshot:
         row = by_id.pop(snapshot)
@@ -83,7 +87,7 @@ def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> list
     return commits
 
 
-def changes_rows(commits: list[tuple[str, dict[str, str]]]) -> bool:
+def changes_rows(commits: Commits) -> bool:
     """True when any of the commits changed a row: added or removed records, data files or delete files
     (a copy-on-write delete of a whole file adds no record, a merge-on-read one adds a delete file)."""
     return any(int(summary.get(key, 0) or 0) > 0 for _, summary in commits for key in _CHANGE_KEYS)
@@ -96,7 +100,7 @@ def commit_on_branch(
     *,
     before_publish: Callable[[], None] | None = None,
     results: list[DataFrame] | None = None,
-) -> list[tuple[str, dict[str, str]]]:
+) -> Commits:
     """Run ``statements(branch_table_sql)`` (None entries skipped) on the run's branch, each stamped, then
     publish them together. Returns the published commits as (snapshot id, summary), newest first: the
     head is main's new snapshot. Empty when nothing changed and nothing was published.

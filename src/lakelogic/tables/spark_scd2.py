@@ -200,6 +200,7 @@ def _apply_scd2(
         # building a cache of them cost more than those scans (10M rows, clustered batch: about 1 JVM
         # CPU-s of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the
         # general computation read them again, at the same snapshot (IcebergTable.read pins it).
+        # the one-MERGE path summarizes the whole (small) key range in its own statement instead
         in_range = target.select(*stored_cols)
         stored = target.join(batch_keys_frame, on=keys, how="left_semi").select(*stored_cols)
         stored = stored.repartition(

@@ -85,7 +85,7 @@ _SRC, _T, _FROM, _CUR, _VER, _H1, _H2 = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Scd2MergeResult:
     """What the one-statement write did; ``snapshot`` None when nothing was published."""
 
@@ -93,6 +93,9 @@ class Scd2MergeResult:
     inserted: int
     updated: int
     closed: int
+
+
+NOTHING_WRITTEN = Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
 
 
 def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_columns: set[str]) -> bool:
@@ -390,7 +393,7 @@ def scd2_one_merge(
     if table.estimated_scan_bytes(found.predicate()) > spec.one_statement_merge_max_bytes:
         return None
     if found.rows == 0:
-        return Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
+        return NOTHING_WRITTEN
     if not one_row_per_key(spec, keys) and _has_duplicate_or_null_keys(aligned, keys):
         return None
     classified = classified_batch(aligned, in_range, schema, scd=scd, spec=spec, batch_columns=batch_columns)
@@ -431,7 +434,7 @@ def scd2_one_merge(
     finally:
         table.spark.catalog.dropTempView(view)
     if not published:
-        return Scd2MergeResult(snapshot=None, inserted=0, updated=0, closed=0)
+        return NOTHING_WRITTEN
     added = sum(int(summary.get("added-records", 0) or 0) for _, summary in published)
     closed = counts.get(CHANGE, 0)
     inserted = counts.get(NEW, 0) + closed
