@@ -224,7 +224,7 @@ def test_tracked_values_that_hash_alike_but_differ_fail_before_anything_is_commi
     _, fast = _tables(spark, make_target, spec, 13)
     table = quote_table(fast.name)
     main_before = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first()
-    monkeypatch.setattr(spark_scd2_merge, "_hashes", lambda tracked: (F.lit(1), F.lit(2)))
+    monkeypatch.setattr(spark_scd2_merge, "_hashes", lambda: (F.lit(1), F.lit(2)))
     current = {r["customer_id"]: r for r in read_back(spark, fast) if r["is_current"]}
     key = min(current)
     other_tier = next(t for t in TIERS if t != current[key]["tier"])

@@ -16,8 +16,10 @@ bound could prune a matching row). Doubles, timestamps without time zone and oth
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -97,3 +99,59 @@ def batch_keys(batch: DataFrame, keys: Sequence[str]) -> BatchKeys:
         if sql_literal(low) is not None and sql_literal(high) is not None:
             bounds[k] = (low, high)
     return BatchKeys(rows=int(row["rows"]), bounds=bounds)
+
+
+FileBounds = tuple[int, Mapping[str, tuple[Any, Any]]]
+"""A data file's record count and, per key column, its lower and upper bound (None: not recorded)."""
+
+_EPOCH = date(1970, 1, 1)
+
+
+def comparable_bound(value: Any) -> Any:
+    """A key bound in the form file metrics are compared in: timestamps as epoch microseconds
+    (:class:`TimestampMicros`), dates as epoch days; other values as they are."""
+    if isinstance(value, TimestampMicros):
+        return int(value)
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return (value - _EPOCH).days
+    return value
+
+
+def _column_share(lower: Any, upper: Any, low: Any, high: Any) -> float:
+    """The share of a file's values of one column that lie in [low, high], from its [lower, upper] alone:
+    0 when the two do not overlap; for numbers the overlapping part of [lower, upper] (values taken as
+    evenly spread, counted as whole numbers when all four are integers); 1 for anything else that overlaps
+    (strings have no length to measure) and for a file without bounds."""
+    if lower is None or upper is None:
+        return 1.0
+    if upper < low or lower > high:
+        return 0.0
+    numbers = (int, float, Decimal)
+    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in (lower, upper, low, high)):
+        return 1.0
+    if all(isinstance(v, int) for v in (lower, upper, low, high)):
+        return (min(upper, high) - max(lower, low) + 1) / (upper - lower + 1)
+    lower, upper, low, high = (float(v) for v in (lower, upper, low, high))
+    width = upper - lower
+    return 1.0 if width == 0 else (min(upper, high) - max(lower, low)) / width
+
+
+def share_in_range(files: Iterable[FileBounds], bounds: Mapping[str, tuple[Any, Any]]) -> float:
+    """The estimated share of the rows in ``files`` that overlap ``bounds`` whose keys lie inside them.
+
+    A table scan restricted to the batch's key range reads every file that overlaps it; the rows inside the
+    range (the ones a keyed write joins and shuffles) can be a small part of them, as when a batch of
+    recent keys touches the end of a large file. Per file, the share of each key column's [lower, upper]
+    that the range covers (:func:`_column_share`), multiplied over the columns; files outside the range do
+    not count. 1.0 when no file overlaps or nothing can be measured."""
+    wanted = {k: (comparable_bound(lo), comparable_bound(hi)) for k, (lo, hi) in bounds.items()}
+    overlapping = inside = 0.0
+    for rows, file_bounds in files:
+        share = 1.0
+        for column, (low, high) in wanted.items():
+            lower, upper = file_bounds.get(column, (None, None))
+            share *= _column_share(lower, upper, low, high)
+        if share > 0:
+            overlapping += rows
+            inside += rows * share
+    return inside / overlapping if overlapping else 1.0

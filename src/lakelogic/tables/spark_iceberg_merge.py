@@ -62,6 +62,22 @@ def single_scan_applies(table: object, spec: WriteSpec, batch_columns: set[str])
     return properties.get("write.merge.mode") == MERGE_ON_READ
 
 
+def small_key_range(table: IcebergTable, batch_keys: BatchKeys, spec: WriteSpec) -> bool:
+    """True when the target's rows in the batch's key range are estimated at most
+    ``spec.one_statement_merge_max_bytes``: the rows a ``MERGE`` with a ``NOT MATCHED`` clause shuffles.
+
+    Spark's size estimate of the range-restricted scan (Iceberg prunes files by their metrics; no job) is
+    file-granular: a file overlapping the range counts whole, so a batch of the most recent keys that
+    touches the end of one large file counts that file's every row. Only when that estimate is above the
+    limit is it scaled by the share of those files' rows inside the range, estimated from each file's key
+    bounds (one metadata query; a batch spread over the whole table keeps its share of 1)."""
+    limit = spec.one_statement_merge_max_bytes
+    estimate = table.estimated_scan_bytes(batch_keys.predicate())
+    if estimate <= limit or not batch_keys.bounds:
+        return estimate <= limit
+    return estimate * table.share_in_key_range(batch_keys.bounds) <= limit
+
+
 def _keys_on(keys: tuple[str, ...], left: str, right: str) -> str:
     return " AND ".join(f"{left}.{quote_ident(k)} = {right}.{quote_ident(k)}" for k in keys)
 
@@ -149,8 +165,7 @@ def single_scan_merge(
     (see the module docstring). Every target scan is restricted to the batch's key range, and a batch small
     enough to broadcast gets its keys broadcast (see :func:`insert_statement`)."""
     broadcast = batch_keys.rows <= spec.broadcast_keys_max_rows
-    in_range = table.estimated_scan_bytes(batch_keys.predicate())
-    one_statement = in_range <= spec.one_statement_merge_max_bytes
+    one_statement = small_key_range(table, batch_keys, spec)
     view = f"_ll_batch_{uuid.uuid4().hex[:12]}"
     aligned.select(*[aligned[quote_ident(c)] for c in columns]).createOrReplaceTempView(view)
 

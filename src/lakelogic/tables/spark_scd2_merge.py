@@ -54,7 +54,7 @@ from lakelogic.tables.key_range import BatchKeys
 from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
 from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
-from lakelogic.tables.spark_iceberg_merge import single_scan_applies
+from lakelogic.tables.spark_iceberg_merge import single_scan_applies, small_key_range
 from lakelogic.tables.spark_observed import observed_metrics
 from lakelogic.tables.spark_scd2_forward import one_row_per_key
 from lakelogic.tables.spark_scd2_versions import (
@@ -74,6 +74,7 @@ MATCH, INSERT, IDLE = 0, 1, 2  # the copies of a batch row in the MERGE source
 CLOSE_TO = "_ll_close_to"
 CLOSED_FLAG = "_ll_closed_flag"
 _SALT = "lakelogic-scd2"
+_TEXT = "_ll_text"
 _SRC, _T, _FROM, _CUR, _VER, _H1, _H2 = (
     "_ll_src",
     "_ll_t",
@@ -107,13 +108,21 @@ def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_col
     return single_scan_applies(adapter, spec, batch_columns)
 
 
-def _hashes(tracked: list[str]) -> tuple[Column, Column]:
-    """Two independent 64-bit hashes of the tracked values' JSON text: the text every SCD2 path compares
-    (``tracked_hash``), so "changed" means the same here. Hashing the values themselves would not: Spark's
-    hash skips NULLs nested in arrays and structs, the text keeps timestamps to the millisecond, and a
-    widened column's stored values (read at the pinned snapshot, in its old type) hash differently from the
-    batch's although their text is equal."""
+def _with_text(frame: DataFrame, tracked: list[str], when: Column | None = None) -> DataFrame:
+    """``frame`` with the tracked values' JSON text (column ``_ll_text``; NULL where ``when`` is false), in
+    a projection of its own: both hashes (:func:`_hashes`) read it, and Spark does not inline a costly
+    expression into two consumers, so the text is built once per row."""
     text = tracked_hash(tracked)
+    return frame.withColumn(_TEXT, text if when is None else F.when(when, text))
+
+
+def _hashes() -> tuple[Column, Column]:
+    """Two independent 64-bit hashes of the tracked values' JSON text (:func:`_with_text`): the text every
+    SCD2 path compares (``tracked_hash``), so "changed" means the same here. Hashing the values themselves
+    would not: Spark's hash skips NULLs nested in arrays and structs, the text keeps timestamps to the
+    millisecond, and a widened column's stored values (read at the pinned snapshot, in its old type) hash
+    differently from the batch's although their text is equal."""
+    text = F.col(_TEXT)
     return F.xxhash64(text), F.xxhash64(F.lit(_SALT), text)
 
 
@@ -132,17 +141,17 @@ def _history_summary(
     t_type = batch.schema[ts].dataType if ts else TimestampType()
     current = F.coalesce(q(scd.current_flag).cast("boolean"), F.lit(False))
     stored_t = cast_to(q(ts), t_type) if ts else cast_to(q(scd.effective_from), TimestampType())
-    h1, h2 = _hashes(tracked)
+    h1, h2 = _hashes()
     version = q(scd.version_column) if scd.version_column else F.lit(None).cast("int")
-    history = stored.select(
+    history = _with_text(stored, tracked, when=current).select(
         *[q(k) for k in keys],
         F.lit(0).alias(_SRC),
         stored_t.alias(_T),
         q(scd.effective_from).alias(_FROM),
         current.alias(_CUR),
         version.alias(_VER),
-        F.when(current, h1).alias(_H1),
-        F.when(current, h2).alias(_H2),
+        h1.alias(_H1),
+        h2.alias(_H2),
     )
     if not one_row_per_key(spec, keys):
         events = batch.select(
@@ -193,7 +202,7 @@ def classified_batch(
     # a shuffled hash join, never a broadcast: the batch and the summary are hash-partitioned by the key
     # with the session's shuffle partitions, and so are the copies the MERGE joins with the target on the
     # key (merge_source), so the whole MERGE runs in one stage after the scans
-    joined = batch.join(summary.hint("shuffle_hash"), on=keys, how="left")
+    joined = _with_text(batch.join(summary.hint("shuffle_hash"), on=keys, how="left"), tracked)
 
     ts = scd.timestamp_field
     change_t = q(ts) if ts else F.lit(spec.as_of).cast(TimestampType())
@@ -215,7 +224,7 @@ def classified_batch(
         keys_present & (events == 1) & ~F.col(DELETE_FLAG) & change_t.isNotNull() & (new_key | later),
         F.lit(False),
     )
-    h1, h2 = _hashes(tracked)
+    h1, h2 = _hashes()
     changed = ~(h1.eqNullSafe(F.col("_ll_cur_h1")) & h2.eqNullSafe(F.col("_ll_cur_h2")))
     kind = F.when(~forward, F.lit(OTHER)).when(new_key, F.lit(NEW)).when(changed, F.lit(CHANGE))
     kind = kind.otherwise(F.lit(SAME))
@@ -389,8 +398,8 @@ def scd2_one_merge(
     # preserved side, cannot be broadcast): cheap for a small range (recent keys of a large table), but a
     # batch spread over the whole table would shuffle the whole table, where the change-set path's
     # matched-only MERGE broadcasts its few rows instead (10M rows, 1% spread batch: 8.4 s against 3.9 s).
-    # The same estimate as the merge's one statement decides (Iceberg's file pruning, no job).
-    if table.estimated_scan_bytes(found.predicate()) > spec.one_statement_merge_max_bytes:
+    # The same estimate as the merge's one statement decides (spark_iceberg_merge.small_key_range).
+    if not small_key_range(table, found, spec):
         return None
     if found.rows == 0:
         return NOTHING_WRITTEN

@@ -1,0 +1,101 @@
+"""The share of a key range's rows inside the files a range-restricted scan reads: what decides whether a
+keyed Iceberg write over a small range runs as one ``MERGE`` (spark_iceberg_merge.small_key_range)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from lakelogic.tables.key_range import BatchKeys, comparable_bound, share_in_range
+from lakelogic.tables.spark_iceberg import IcebergTable
+from lakelogic.tables.spark_iceberg_merge import small_key_range
+from lakelogic.tables.spark_merge import TimestampMicros
+from lakelogic.tables.spark_write import adapter_for, write_frame
+from lakelogic.tables.spec import WriteSpec
+from lakelogic.tables.stamp import CommitStamp
+from lakelogic.tables.target import ResolvedTarget
+
+Make = Callable[..., ResolvedTarget]
+
+
+def test_the_end_of_one_file_is_its_share_of_that_file() -> None:
+    files = [(1000, {"id": (0, 999)}), (1000, {"id": (1000, 1999)})]
+    # ids 1990..2089: ten of the second file's thousand; the first file does not overlap
+    assert share_in_range(files, {"id": (1990, 2089)}) == pytest.approx(0.01)
+
+
+def test_files_outside_the_range_do_not_count_and_no_overlap_measures_nothing() -> None:
+    files = [(10, {"id": (0, 9)}), (30, {"id": (10, 39)})]
+    assert share_in_range(files, {"id": (0, 39)}) == 1.0
+    assert share_in_range(files, {"id": (0, 4)}) == pytest.approx(0.5)
+    assert share_in_range(files, {"id": (100, 200)}) == 1.0
+
+
+def test_unmeasurable_bounds_count_the_overlapping_file_whole() -> None:
+    strings = [(100, {"code": ("a", "m")}), (100, {"code": ("n", "z")})]
+    assert share_in_range(strings, {"code": ("b", "c")}) == 1.0
+    missing = [(100, {"id": (None, None)}), (100, {"id": (0, 99)})]
+    assert share_in_range(missing, {"id": (0, 9)}) == pytest.approx((100 + 10) / 200)
+
+
+def test_composite_keys_multiply_the_shares_and_one_value_files_are_inside_or_out() -> None:
+    files = [(100, {"a": (0, 9), "b": (0, 9)}), (50, {"a": (5, 5), "b": (0, 99)})]
+    # first file: half of a times a fifth of b; second: a inside, b a fiftieth
+    expected = (100 * 0.5 * 0.2 + 50 * 1.0 * 0.02) / 150
+    assert share_in_range(files, {"a": (5, 14), "b": (0, 1)}) == pytest.approx(expected)
+
+
+def test_decimal_dates_and_timestamps_compare_as_numbers() -> None:
+    decimals = [(10, {"v": (Decimal("0.00"), Decimal("10.00"))})]
+    assert share_in_range(decimals, {"v": (Decimal("7.50"), Decimal("20.00"))}) == pytest.approx(0.25)
+    assert comparable_bound(date(1970, 1, 11)) == 10
+    assert comparable_bound(TimestampMicros(5)) == 5
+    days = [(10, {"d": (0, 9)})]
+    assert share_in_range(days, {"d": (date(1970, 1, 6), date(1970, 2, 1))}) == pytest.approx(0.5)
+
+
+@pytest.mark.spark
+def test_a_large_file_touched_at_its_end_is_a_small_range_for_one_merge(
+    spark: Any, make_target: Make
+) -> None:
+    """One file of 10,000 keys; a batch of its last 100 keys plus 100 new ones. Spark's estimate counts the
+    whole file, so a limit below it would take two statements; the share in range (1%) makes it small,
+    while a batch over the whole table stays large."""
+    target = make_target("iceberg")
+    seed = spark.range(0, 10_000).selectExpr("id", "concat('name', id) AS name").coalesce(1)
+    write_frame(spark, seed, target, WriteSpec(strategy="merge", primary_key=("id",)), CommitStamp("s", "o"))
+    table = adapter_for(spark, target)
+    assert isinstance(table, IcebergTable)
+    recent = BatchKeys(rows=200, bounds={"id": (9_900, 10_099)})
+    whole_file = table.estimated_scan_bytes(recent.predicate())
+    assert table.share_in_key_range(recent.bounds) == pytest.approx(0.01)
+    limit = replace(
+        WriteSpec(strategy="merge", primary_key=("id",)), one_statement_merge_max_bytes=whole_file // 10
+    )
+    assert small_key_range(table, recent, limit)
+    spread = BatchKeys(rows=200, bounds={"id": (0, 10_099)})
+    assert table.share_in_key_range(spread.bounds) == 1.0
+    assert not small_key_range(table, spread, limit)
+    # without that scaling (the limit below even the range's own rows) it is two statements
+    assert not small_key_range(
+        table, recent, replace(limit, one_statement_merge_max_bytes=whole_file // 1000)
+    )
+
+
+@pytest.mark.spark
+def test_the_share_is_read_at_the_snapshot_the_write_pinned(spark: Any, make_target: Make) -> None:
+    """A file another writer adds after this write's first read does not change its estimate."""
+    target = make_target("iceberg")
+    spec = WriteSpec(strategy="append")
+    write_frame(spark, spark.range(0, 100).selectExpr("id").coalesce(1), target, spec, CommitStamp("a", "o"))
+    table = adapter_for(spark, target)
+    assert isinstance(table, IcebergTable)
+    table.read()  # pins main's snapshot
+    write_frame(spark, spark.range(50, 60).selectExpr("id").coalesce(1), target, spec, CommitStamp("b", "o"))
+    assert table.share_in_key_range({"id": (0, 9)}) == pytest.approx(0.1)
+    assert adapter_for(spark, target).share_in_key_range({"id": (50, 59)}) == pytest.approx((10 + 10) / 110)
