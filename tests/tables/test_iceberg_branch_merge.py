@@ -62,6 +62,30 @@ def test_updates_and_inserts_land_together_with_exact_counts(
 
 
 @STATEMENTS
+def test_counts_stay_exact_when_the_updated_file_already_has_deletes(
+    spark: Any, make_target: Make, one_statement_limit: int
+) -> None:
+    """A second merge into a data file that already has position deletes replaces its delete file with
+    one carrying the earlier positions too (file-scoped deletes): the summary's added position deletes
+    then include the first merge's. Counted as added minus removed, each merge reports its own rows."""
+    target = _seeded(spark, make_target)
+    spec = _limited(SPEC, one_statement_limit)
+    first = spark.createDataFrame([(1, "A"), (2, "B")], SCHEMA)
+    out = write_frame(spark, first, target, spec, CommitStamp("run-1", "o"))
+    assert (out.rows_updated, out.rows_inserted) == (2, 0)
+    second = spark.createDataFrame([(1, "A2"), (5, "e")], SCHEMA)
+    out = write_frame(spark, second, target, spec, CommitStamp("run-2", "o"))
+    assert (out.rows_updated, out.rows_inserted) == (1, 1)
+    run_2 = adapter_for(spark, target).stamped_snapshots(CommitStamp("run-2", "o"))
+    third = spark.createDataFrame([(2, "B3"), (6, "f")], SCHEMA)  # id 2's file had a delete file
+    out = write_frame(spark, third, target, spec, CommitStamp("run-3", "o"))
+    assert (out.rows_updated, out.rows_inserted) == (1, 1)
+    assert sum(int(summary["added-records"]) for _, summary in run_2) == 2
+    rows = sorted(((r["id"], r["name"]) for r in read_back(spark, target)), key=str)
+    assert rows == sorted([(1, "A2"), (2, "B3"), (5, "e"), (6, "f"), (None, "n")], key=str)
+
+
+@STATEMENTS
 def test_crash_before_publish_changes_nothing_and_the_rerun_commits(
     spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_statement_limit: int
 ) -> None:

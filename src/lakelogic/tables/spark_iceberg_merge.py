@@ -18,9 +18,9 @@ recent keys into a large table is this case; a batch spread over the whole table
 
 Both commits go to a run-private Iceberg branch that is then fast-forwarded onto ``main`` in one step
 (:mod:`lakelogic.tables.spark_iceberg_branch`), so readers and the exactly-once check see both or neither.
-Counts come from the snapshot summaries: every updated row adds one position delete and one record
-(merge-on-read), every inserted row one record. Batches that may carry CDC deletes, soft-delete targets
-and copy-on-write tables keep the general path.
+Counts come from the snapshot summaries: every updated row deletes one position and adds one record
+(merge-on-read), every inserted row adds one record (:func:`rows_deleted`). Batches that may carry CDC
+deletes, soft-delete targets and copy-on-write tables keep the general path.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame
 
 from lakelogic.tables.key_range import BatchKeys
 from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident
-from lakelogic.tables.spark_iceberg_branch import commit_on_branch
+from lakelogic.tables.spark_iceberg_branch import Commits, commit_on_branch
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
@@ -60,6 +60,19 @@ def single_scan_applies(table: object, spec: WriteSpec, batch_columns: set[str])
     rows = table.spark.sql(f"SHOW TBLPROPERTIES {table.sql_name}").collect()
     properties = {str(r["key"]): str(r["value"]) for r in rows}
     return properties.get("write.merge.mode") == MERGE_ON_READ
+
+
+def rows_deleted(commits: Commits) -> int:
+    """Rows the commits deleted through position deletes (merge-on-read: one per updated or deleted row).
+
+    Not ``added-position-deletes`` alone: a delete file that covers one data file (file-scoped deletes,
+    Iceberg's default since 1.8, and every format-v3 deletion vector) replaces the file's earlier delete
+    file and carries its positions too, which the summary then counts as ``removed-position-deletes``."""
+    return sum(
+        int(summary.get("added-position-deletes", 0) or 0)
+        - int(summary.get("removed-position-deletes", 0) or 0)
+        for _, summary in commits
+    )
 
 
 def small_key_range(table: IcebergTable, batch_keys: BatchKeys, spec: WriteSpec) -> bool:
@@ -200,7 +213,7 @@ def single_scan_merge(
     finally:
         table.spark.catalog.dropTempView(view)
     added = sum(int(summary.get("added-records", 0)) for _, summary in snapshots)
-    updated = sum(int(summary.get("added-position-deletes", 0)) for _, summary in snapshots)
+    updated = rows_deleted(snapshots)
     return SingleScanResult(
         snapshot=snapshots[0][0] if snapshots else None, inserted=added - updated, updated=updated
     )
