@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from lakelogic.errors import LakeLogicError
-from lakelogic.tables import spark_scd2, spark_scd2_merge
+from lakelogic.tables import spark_scd2
 from lakelogic.tables.spark_iceberg import quote_table
 from lakelogic.tables.spark_observed import observed_metrics
 from lakelogic.tables.spark_write import write_frame
@@ -213,26 +212,30 @@ def test_a_batch_with_rows_that_are_not_forward_takes_the_change_set_path_whole(
     assert published is not None and published["n"] >= 1
 
 
-def test_tracked_values_that_hash_alike_but_differ_fail_before_anything_is_committed(
-    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+def test_a_second_forward_batch_into_files_with_deletes_counts_exactly(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_merge_calls: list[Any]
 ) -> None:
-    """The hashes only choose which rows get an insert copy; the MERGE compares the values themselves and
-    refuses a 'same' row whose tracked values differ from the current version's."""
-    from pyspark.sql import functions as F
-
+    """The counts follow from the snapshot's added records and deleted positions: a second forward batch
+    closes versions in files the first one already deleted from (their delete files are replaced and
+    carry the earlier positions too), with changed, unchanged, in-place and new keys in each batch."""
     spec = _spec()
-    _, fast = _tables(spark, make_target, spec, 13)
-    table = quote_table(fast.name)
-    main_before = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first()
-    monkeypatch.setattr(spark_scd2_merge, "_hashes", lambda: (F.lit(1), F.lit(2)))
-    current = {r["customer_id"]: r for r in read_back(spark, fast) if r["is_current"]}
-    key = min(current)
-    other_tier = next(t for t in TIERS if t != current[key]["tier"])
-    frame = spark.createDataFrame([(key, other_tier, "n", _day(60), "cf")], SCHEMA)
-    with pytest.raises(LakeLogicError, match="tracked values hash like"):
-        write_frame(spark, frame, fast, spec, CommitStamp("collide", "dim"))
-    assert spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'").first() == main_before
-    assert [r["name"] for r in spark.sql(f"SELECT name FROM {table}.refs").collect()] == ["main"]
+    reference, fast = _tables(spark, make_target, spec, 21)
+    rng = random.Random(22)
+    for batch in range(2):
+        rows = [
+            (key, rng.choice(TIERS), f"n{rng.randrange(3)}", _day(50 + 10 * batch + rng.randrange(5)), "cf")
+            for key in range(KEYS + 3 * (batch + 1))  # three new keys per batch
+        ]
+        frame = spark.createDataFrame(rows, SCHEMA)
+        stamp = CommitStamp(f"forward-{batch}", "dim")
+        got = write_frame(spark, frame, fast, spec, stamp)
+        with monkeypatch.context() as off:
+            off.setattr(spark_scd2, "one_merge_applies", lambda *a, **k: False)
+            want = write_frame(spark, frame, reference, spec, stamp)
+        assert one_merge_calls[-1] is not None  # both batches took the one-statement path
+        assert _counts(got) == _counts(want)
+        assert got.versions_closed > 0 and got.rows_updated > got.versions_closed  # some in place
+    assert _rows(spark, fast) == _rows(spark, reference)
 
 
 def test_observed_metrics_of_a_plan_without_the_node_are_none(spark: Any) -> None:

@@ -9,33 +9,32 @@ version anyway. So here one ``MERGE`` on the run's branch (published as in :mod:
 it all, in its own job:
 
 * its source joins the batch with a fixed-width summary of each batch key's stored history (one hash
-  aggregation over the key range: the forward proof's counts and maxima; the current version's start,
-  change time, number and two 64-bit hashes of its tracked values) and gives every row a *kind*: ``new``
-  key, tracked ``change``, tracked ``same``, or ``other`` (not forward);
-* each row becomes its copies (:func:`merge_source`): changed and same rows match the current version
-  (close it; or update untracked columns in place where they differ), new and changed rows are inserted as
-  the version they open, ``other`` rows stay as rows no clause acts on;
+  aggregation over the key range, of the key, change-time, start, current-flag and version columns only:
+  the forward proof's counts and maxima, the current version's start, change time and number) and gives
+  every row a *kind*: ``new`` key, ``known`` key (forward, with a current version), or ``other`` (not
+  forward);
+* each row becomes its copies (:func:`merge_source`), and the ``MERGE``'s join tells whether the tracked
+  values changed, by comparing their JSON text with the current version's as every SCD2 path does
+  (:func:`merge_statement`): a changed row closes the current version and is inserted as the version it
+  opens, an unchanged one updates untracked columns in place where they differ, a new key is inserted,
+  ``other`` rows stay as rows no clause acts on;
 * the counts per kind are observed in the source and read from the executed plan (:mod:`spark_observed`);
   any ``other`` row and the branch is dropped unpublished: the caller takes the change-set path for the
   whole batch. A batch whose keys are not proven unique is first checked for repeated keys (one
   aggregation), the common reason a row is not forward.
 
-Only a small key range takes this path (Iceberg's file-level estimate, the merge's one-statement
-threshold): a ``MERGE`` with a ``NOT MATCHED`` clause shuffles every current row of the range, which for a
-batch spread over a whole large table costs more than the change-set path's matched-only ``MERGE`` with its
-few rows broadcast.
+Only a small key range takes this path (:func:`spark_iceberg_merge.small_key_range`, the merge's
+one-statement threshold): a ``MERGE`` with a ``NOT MATCHED`` clause shuffles every current row of the
+range, which for a batch spread over a whole large table costs more than the change-set path's
+matched-only ``MERGE`` with its few rows broadcast.
 
 The batch, the summary and the copies are all hash-partitioned by the key, so the ``MERGE``'s join with
 the target runs in the same stage as the classification (three parallel scans, one stage, the write).
+Leaving the tracked values out of the summary keeps its scan to fixed-width columns (the data columns are
+read once, by the ``MERGE``'s own target scan).
 
-The hashes are of the tracked values' JSON text, which every SCD2 path compares, and only decide which
-rows get an insert copy; the ``MERGE`` compares the texts themselves and fails the statement, before
-anything is committed, if a ``same`` row's text differs from the current version's after all (two equal
-64-bit hashes of different texts).
-
-Rows inserted and versions closed are the observed counts; in-place updates are the records the ``MERGE``
-added beyond the inserted versions (merge-on-read re-writes each updated row once; position-delete counts
-would also count a format-v3 deletion vector's earlier positions). Tests compare the result
+New keys are the observed count; versions closed, rows inserted and updated follow from the snapshot's
+added records and deleted positions (:func:`spark_iceberg_merge.rows_deleted`). Tests compare the result
 with the change-set path's.
 """
 
@@ -54,36 +53,25 @@ from lakelogic.tables.key_range import BatchKeys
 from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
 from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
-from lakelogic.tables.spark_iceberg_merge import single_scan_applies, small_key_range
+from lakelogic.tables.spark_iceberg_merge import rows_deleted, single_scan_applies, small_key_range
 from lakelogic.tables.spark_observed import observed_metrics
 from lakelogic.tables.spark_scd2_forward import one_row_per_key
 from lakelogic.tables.spark_scd2_versions import (
     default_literal,
     opened_surrogate_key,
     tracked_columns,
-    tracked_hash,
     untracked_columns,
 )
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
 KIND = "_ll_kind"
-NEW, CHANGE, SAME, OTHER = "new", "change", "same", "other"
+NEW, KNOWN, OTHER = "new", "known", "other"
 COPY = "_ll_copy"
 MATCH, INSERT, IDLE = 0, 1, 2  # the copies of a batch row in the MERGE source
 CLOSE_TO = "_ll_close_to"
 CLOSED_FLAG = "_ll_closed_flag"
-_SALT = "lakelogic-scd2"
-_TEXT = "_ll_text"
-_SRC, _T, _FROM, _CUR, _VER, _H1, _H2 = (
-    "_ll_src",
-    "_ll_t",
-    "_ll_from",
-    "_ll_cur",
-    "_ll_ver",
-    "_ll_h1",
-    "_ll_h2",
-)
+_SRC, _T, _FROM, _CUR, _VER = "_ll_src", "_ll_t", "_ll_from", "_ll_cur", "_ll_ver"
 
 
 @dataclass(frozen=True)
@@ -108,59 +96,35 @@ def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_col
     return single_scan_applies(adapter, spec, batch_columns)
 
 
-def _with_text(frame: DataFrame, tracked: list[str], when: Column | None = None) -> DataFrame:
-    """``frame`` with the tracked values' JSON text (column ``_ll_text``; NULL where ``when`` is false), in
-    a projection of its own: both hashes (:func:`_hashes`) read it, and Spark does not inline a costly
-    expression into two consumers, so the text is built once per row."""
-    text = tracked_hash(tracked)
-    return frame.withColumn(_TEXT, text if when is None else F.when(when, text))
-
-
-def _hashes() -> tuple[Column, Column]:
-    """Two independent 64-bit hashes of the tracked values' JSON text (:func:`_with_text`): the text every
-    SCD2 path compares (``tracked_hash``), so "changed" means the same here. Hashing the values themselves
-    would not: Spark's hash skips NULLs nested in arrays and structs, the text keeps timestamps to the
-    millisecond, and a widened column's stored values (read at the pinned snapshot, in its old type) hash
-    differently from the batch's although their text is equal."""
-    text = F.col(_TEXT)
-    return F.xxhash64(text), F.xxhash64(F.lit(_SALT), text)
-
-
 def _history_summary(
     batch: DataFrame,
     stored: DataFrame,
     *,
     scd: Scd2Spec,
     spec: WriteSpec,
-    tracked: list[str],
 ) -> DataFrame:
     """Per batch key: the batch's row count and the fixed-width summary of its stored history, from one
-    hash aggregation (no sort aggregate: every aggregated value has a fixed width)."""
+    hash aggregation (no sort aggregate: every aggregated value has a fixed width). It reads no data
+    column: whether the tracked values changed is for the ``MERGE`` to tell (:func:`merge_statement`)."""
     keys = list(scd.business_key)
     ts = scd.timestamp_field
     t_type = batch.schema[ts].dataType if ts else TimestampType()
     current = F.coalesce(q(scd.current_flag).cast("boolean"), F.lit(False))
     stored_t = cast_to(q(ts), t_type) if ts else cast_to(q(scd.effective_from), TimestampType())
-    h1, h2 = _hashes()
     version = q(scd.version_column) if scd.version_column else F.lit(None).cast("int")
-    history = _with_text(stored, tracked, when=current).select(
+    history = stored.select(
         *[q(k) for k in keys],
         F.lit(0).alias(_SRC),
         stored_t.alias(_T),
         q(scd.effective_from).alias(_FROM),
         current.alias(_CUR),
         version.alias(_VER),
-        h1.alias(_H1),
-        h2.alias(_H2),
     )
     if not one_row_per_key(spec, keys):
         events = batch.select(
             *[q(k) for k in keys],
             F.lit(1).alias(_SRC),
-            *[
-                F.lit(None).cast(history.schema[c].dataType).alias(c)
-                for c in (_T, _FROM, _CUR, _VER, _H1, _H2)
-            ],
+            *[F.lit(None).cast(history.schema[c].dataType).alias(c) for c in (_T, _FROM, _CUR, _VER)],
         )
         history = history.unionByName(events)
     stored_row = F.col(_SRC) == 0
@@ -175,8 +139,6 @@ def _history_summary(
         F.max(F.when(cur, F.col(_FROM))).alias("_ll_cur_from"),
         F.max(F.when(cur, F.col(_T))).alias("_ll_cur_t"),
         F.max(F.when(cur, F.col(_VER))).alias("_ll_cur_ver"),
-        F.max(F.when(cur, F.col(_H1))).alias("_ll_cur_h1"),
-        F.max(F.when(cur, F.col(_H2))).alias("_ll_cur_h2"),
     )
 
 
@@ -187,22 +149,19 @@ def classified_batch(
     *,
     scd: Scd2Spec,
     spec: WriteSpec,
-    batch_columns: set[str],
 ) -> DataFrame:
-    """Every batch row as the version it would open (target columns), its kind and the values that close
-    the current version (``same`` rows' tracked values are the opened version's, which the ``MERGE``
-    compares with the current version's).
+    """Every batch row as the version it would open (target columns), its kind (``new`` key, ``known``
+    key with a current version, or ``other``: not forward) and the values that close the current version.
 
     ``stored``: the target's rows that can hold a batch key (any superset of them)."""
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     data_cols = [c for c in schema.names if c not in scd_cols]
-    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
-    summary = _history_summary(batch, stored, scd=scd, spec=spec, tracked=tracked)
+    summary = _history_summary(batch, stored, scd=scd, spec=spec)
     # a shuffled hash join, never a broadcast: the batch and the summary are hash-partitioned by the key
     # with the session's shuffle partitions, and so are the copies the MERGE joins with the target on the
     # key (merge_source), so the whole MERGE runs in one stage after the scans
-    joined = _with_text(batch.join(summary.hint("shuffle_hash"), on=keys, how="left"), tracked)
+    joined = batch.join(summary.hint("shuffle_hash"), on=keys, how="left")
 
     ts = scd.timestamp_field
     change_t = q(ts) if ts else F.lit(spec.as_of).cast(TimestampType())
@@ -224,10 +183,7 @@ def classified_batch(
         keys_present & (events == 1) & ~F.col(DELETE_FLAG) & change_t.isNotNull() & (new_key | later),
         F.lit(False),
     )
-    h1, h2 = _hashes()
-    changed = ~(h1.eqNullSafe(F.col("_ll_cur_h1")) & h2.eqNullSafe(F.col("_ll_cur_h2")))
-    kind = F.when(~forward, F.lit(OTHER)).when(new_key, F.lit(NEW)).when(changed, F.lit(CHANGE))
-    kind = kind.otherwise(F.lit(SAME))
+    kind = F.when(~forward, F.lit(OTHER)).when(new_key, F.lit(NEW)).otherwise(F.lit(KNOWN))
 
     from_type = schema[scd.effective_from].dataType
     to_type = schema[scd.effective_to].dataType
@@ -252,11 +208,13 @@ def classified_batch(
     )
 
 
-def merge_source(classified: DataFrame, keys: list[str]) -> DataFrame:
-    """Each batch row as its copies for the ``MERGE`` (column ``_ll_copy``): ``MATCH`` (changed and same
-    rows: find the current version), ``INSERT`` (new and changed rows: the opened version) and, for a
-    row that is not forward, ``IDLE`` (no clause acts on it; it keeps the source non-empty for a non-empty
-    batch, so the observed counts are never optimized away with it).
+def merge_source(classified: DataFrame, keys: list[str], tracked: list[str]) -> DataFrame:
+    """Each batch row as its copies for the ``MERGE`` (column ``_ll_copy``): for a ``known`` key a
+    ``MATCH`` copy (closes the current version when the tracked values changed) and an ``INSERT`` copy
+    (inserted as the version it opens when they changed; updates the current version in place when they
+    did not); for a ``new`` key the ``INSERT`` copy alone; for a row that is not forward an ``IDLE`` copy
+    (no clause acts on it; it keeps the source non-empty for a non-empty batch, so the observed counts are
+    never optimized away with it).
 
     One pass through one explode (a union of filtered branches would evaluate the classification
     twice). The key columns stay outside the exploded struct, so the source keeps the classification's
@@ -267,10 +225,10 @@ def merge_source(classified: DataFrame, keys: list[str]) -> DataFrame:
     nothing = F.lit(False)
 
     def value(c: str, which: int) -> Column:
-        """Only the values the copy's clauses read, the rest NULL (narrower rows to shuffle and sort): a
-        changed row's match reads the closing values, a same row's the batch's values as well."""
+        """Only the values the copy's clauses read, the rest NULL (narrower rows to shuffle and sort): the
+        match compares the tracked values and closes; the insert is the whole opened version."""
         if which == MATCH:
-            return q(c) if c in closing else F.when(kind == SAME, q(c))
+            return q(c) if c in closing or c in tracked else F.when(nothing, q(c))
         if which == INSERT:
             return q(c) if c not in closing or c == KIND else F.when(nothing, q(c))
         return q(c) if c == KIND else F.when(nothing, q(c))
@@ -279,8 +237,8 @@ def merge_source(classified: DataFrame, keys: list[str]) -> DataFrame:
         return F.struct(F.lit(which).alias(COPY), *[value(c, which).alias(c) for c in rest])
 
     copies = F.array(
-        F.when(kind.isin(CHANGE, SAME), copy(MATCH)),
-        F.when(kind.isin(NEW, CHANGE), copy(INSERT)),
+        F.when(kind == KNOWN, copy(MATCH)),
+        F.when(kind.isin(NEW, KNOWN), copy(INSERT)),
         F.when(kind == OTHER, copy(IDLE)),
     )
     return (
@@ -297,15 +255,18 @@ def merge_statement(
     *,
     scd: Scd2Spec,
     spec: WriteSpec,
-    batch_columns: set[str],
+    tracked: list[str],
+    untracked: set[str],
     key_range: str | None,
 ) -> str:
-    """The one ``MERGE``: close, check, update in place, insert (see the module docstring)."""
+    """The one ``MERGE``: close, update in place, insert (see the module docstring).
+
+    Whether a row changed the tracked values is decided in the join itself, by comparing their JSON text
+    (as every SCD2 path does) with the current version's: the ``MATCH`` copy finds the current version
+    only when the text differs, the ``INSERT`` copy only when it is equal. So each current version is
+    matched by at most one copy, a changed row closes it and inserts its ``INSERT`` copy (unmatched), and an
+    unchanged one updates its untracked columns in place through that copy."""
     keys = list(scd.business_key)
-    scd_cols = set(scd.scd_columns)
-    data_cols = [c for c in schema.names if c not in scd_cols]
-    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
-    untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
 
     def t(c: str) -> str:
         return f"t.{quote_ident(c)}"
@@ -313,26 +274,21 @@ def merge_statement(
     def s(c: str) -> str:
         return f"s.{quote_ident(c)}"
 
-    current = f"COALESCE(CAST({t(scd.current_flag)} AS BOOLEAN), false)"
-    on = " AND ".join(
-        [
-            *(f"{t(k)} = {s(k)}" for k in keys),
-            f"{s(COPY)} = {MATCH}",
-            current,
-            *([key_range] if key_range else []),
-        ]
-    )
-
     def tracked_text(side: Callable[[str], str]) -> str:
         """The tracked values' JSON text, as ``tracked_hash`` builds it, in SQL."""
         if not tracked:
             return "''"
         return "to_json(named_struct(" + ", ".join(f"{sql_string(c)}, {side(c)}" for c in tracked) + "))"
 
-    tracked_differ = f"NOT ({tracked_text(t)} <=> {tracked_text(s)})"
-    flag_type = schema[scd.current_flag].dataType.simpleString()
-    collision = sql_string(
-        "scd2: a batch row's tracked values hash like the current version's but differ; nothing was written"
+    same = f"({tracked_text(t)} <=> {tracked_text(s)})"
+    current = f"COALESCE(CAST({t(scd.current_flag)} AS BOOLEAN), false)"
+    on = " AND ".join(
+        [
+            *(f"{t(k)} = {s(k)}" for k in keys),
+            current,
+            *([key_range] if key_range else []),
+            f"(({s(COPY)} = {MATCH} AND NOT {same}) OR ({s(COPY)} = {INSERT} AND {same}))",
+        ]
     )
     # in place: the batch's untracked columns and an open end; only compared columns make a change
     in_place = [*sorted(untracked), scd.effective_to]
@@ -342,12 +298,9 @@ def merge_statement(
     values = ", ".join(s(c) for c in schema.names)
     return (
         f"MERGE INTO {table_sql} t USING (SELECT * FROM {view}) s ON {on} "
-        f"WHEN MATCHED AND {s(KIND)} = '{CHANGE}' THEN UPDATE SET "
+        f"WHEN MATCHED AND {s(COPY)} = {MATCH} THEN UPDATE SET "
         f"{t(scd.effective_to)} = {s(CLOSE_TO)}, {t(scd.current_flag)} = {s(CLOSED_FLAG)} "
-        f"WHEN MATCHED AND {s(KIND)} = '{SAME}' AND ({tracked_differ}) "
-        "THEN UPDATE SET "
-        f"{t(scd.current_flag)} = CAST(raise_error({collision}) AS {flag_type}) "
-        f"WHEN MATCHED AND {s(KIND)} = '{SAME}' AND ({differs}) THEN UPDATE SET "
+        f"WHEN MATCHED AND {s(COPY)} = {INSERT} AND ({differs}) THEN UPDATE SET "
         + ", ".join(f"{t(c)} = {s(c)}" for c in in_place)
         + f" WHEN NOT MATCHED AND {s(COPY)} = {INSERT} THEN INSERT ({columns}) VALUES ({values})"
     )
@@ -405,14 +358,17 @@ def scd2_one_merge(
         return NOTHING_WRITTEN
     if not one_row_per_key(spec, keys) and _has_duplicate_or_null_keys(aligned, keys):
         return None
-    classified = classified_batch(aligned, in_range, schema, scd=scd, spec=spec, batch_columns=batch_columns)
+    data_cols = [c for c in schema.names if c not in set(scd.scd_columns)]
+    tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
+    untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
+    classified = classified_batch(aligned, in_range, schema, scd=scd, spec=spec)
     observed = f"lakelogic_scd2_{uuid.uuid4().hex}"
-    kinds = [F.count(F.when(F.col(KIND) == k, F.lit(1))).alias(k) for k in (NEW, CHANGE, SAME, OTHER)]
+    kinds = [F.count(F.when(F.col(KIND) == k, F.lit(1))).alias(k) for k in (NEW, KNOWN, OTHER)]
     classified = classified.observe(observed, *kinds)
     counts: dict[str, int] = {}
     executed: list[DataFrame] = []
     view = f"_ll_scd2_{uuid.uuid4().hex[:12]}"
-    merge_source(classified, keys).createOrReplaceTempView(view)
+    merge_source(classified, keys, tracked).createOrReplaceTempView(view)
 
     def statements(branch_sql: str) -> list[str | None]:
         return [
@@ -422,7 +378,8 @@ def scd2_one_merge(
                 schema,
                 scd=scd,
                 spec=spec,
-                batch_columns=batch_columns,
+                tracked=tracked,
+                untracked=untracked,
                 key_range=found.predicate("t"),
             )
         ]
@@ -444,9 +401,13 @@ def scd2_one_merge(
         table.spark.catalog.dropTempView(view)
     if not published:
         return NOTHING_WRITTEN
+    # Each changed row closes its current version (updated: one position deleted, one record added) and
+    # inserts the version it opens (one record); a new key inserts one record; an in-place update deletes
+    # one position and adds one record. So the changed rows are the records beyond the new keys' and the
+    # updated ones, and the updated rows (closed or in place) are the deleted positions.
     added = sum(int(summary.get("added-records", 0) or 0) for _, summary in published)
-    closed = counts.get(CHANGE, 0)
-    inserted = counts.get(NEW, 0) + closed
+    updated = rows_deleted(published)
+    changed = added - counts.get(NEW, 0) - updated
     return Scd2MergeResult(
-        snapshot=published[0][0], inserted=inserted, updated=added - inserted, closed=closed
+        snapshot=published[0][0], inserted=counts.get(NEW, 0) + changed, updated=updated, closed=changed
     )
