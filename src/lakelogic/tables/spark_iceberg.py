@@ -71,11 +71,15 @@ class IcebergTable:
         after that read makes the publish fail as a retryable conflict: changes computed from a state that
         is gone never land (an SCD2 version closed by the other writer would otherwise get a second current
         version)."""
-        if self.read_snapshot is None:
-            self.read_snapshot = self._main_snapshot()
-        if self.read_snapshot is None:  # no snapshot yet: nothing to pin
+        if self._pinned_snapshot() is None:  # no snapshot yet: nothing to pin
             return self.spark.table(self.sql_name)
         return self.spark.sql(f"SELECT * FROM {self.sql_name} VERSION AS OF {self.read_snapshot}")
+
+    def _pinned_snapshot(self) -> int | None:
+        """The snapshot this write reads: main's current one, pinned at the first call."""
+        if self.read_snapshot is None:
+            self.read_snapshot = self._main_snapshot()
+        return self.read_snapshot
 
     def _main_snapshot(self) -> int | None:
         rows = self.spark.sql(f"SELECT snapshot_id FROM {self.sql_name}.refs WHERE name = 'main'").collect()
@@ -102,9 +106,8 @@ class IcebergTable:
         columns = [k for k in bounds if schema is not None and k in schema.names]
         if schema is None or not columns:
             return 1.0
-        if self.read_snapshot is None:
-            self.read_snapshot = self._main_snapshot()
-        at = f" VERSION AS OF {self.read_snapshot}" if self.read_snapshot is not None else ""
+        pinned = self._pinned_snapshot()
+        at = f" VERSION AS OF {pinned}" if pinned is not None else ""
 
         def metric(column: str, bound: str) -> str:
             value = f"readable_metrics.{quote_ident(column)}.{bound}"

@@ -358,7 +358,8 @@ def scd2_one_merge(
         return NOTHING_WRITTEN
     if not one_row_per_key(spec, keys) and _has_duplicate_or_null_keys(aligned, keys):
         return None
-    data_cols = [c for c in schema.names if c not in set(scd.scd_columns)]
+    scd_cols = set(scd.scd_columns)
+    data_cols = [c for c in schema.names if c not in scd_cols]
     tracked = tracked_columns(scd, [c for c in data_cols if c in batch_columns], spec)
     untracked = untracked_columns(scd, data_cols, batch_columns, tracked, spec)
     classified = classified_batch(aligned, in_range, schema, scd=scd, spec=spec)
