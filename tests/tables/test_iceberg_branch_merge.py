@@ -202,34 +202,23 @@ def test_scd2_crash_before_publish_changes_nothing_and_the_rerun_commits(
     assert (again.rows_inserted, again.rows_updated, again.snapshot) == (0, 0, None)
 
 
-class _Rows:
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self.rows = rows
-
-    def collect(self) -> list[dict[str, Any]]:
-        return self.rows
-
-
-class _Table:
-    """The metadata tables of a table whose branch head is snapshot 2 (parent 1, the branch's base);
-    ``orphans`` are snapshots of the same run on a dropped branch (parent 1 as well)."""
-
-    sql_name = "`c`.`n`.`t`"
-
-    read_snapshot = 1
+class _Refs:
+    """The refs of a table whose branch head is snapshot 2 (parent 1, the branch's base); ``orphans`` are
+    snapshots of the same run on a dropped branch (parent 1 as well)."""
 
     def __init__(self, summary: dict[str, str], orphans: list[dict[str, str]] | None = None) -> None:
-        self.spark = self
         run = {"lakelogic.run_id": "r"}
-        self.snapshots = [{"snapshot_id": 2, "parent_id": 1, "summary": summary | run}]
-        self.snapshots += [
-            {"snapshot_id": 10 + i, "parent_id": 1, "summary": o | run} for i, o in enumerate(orphans or [])
-        ]
+        self.snapshots: dict[int, tuple[int | None, dict[str, str]]] = {
+            1: (None, {"added-records": "7"}),
+            2: (1, summary | run),
+        }
+        self.snapshots |= {10 + i: (1, o | run) for i, o in enumerate(orphans or [])}
 
-    def sql(self, statement: str) -> _Rows:
-        if ".refs " in statement:
-            return _Rows([{"snapshot_id": 2}])
-        return _Rows(self.snapshots)
+    def head(self, ref: str) -> int | None:
+        return 2 if ref == "b" else None
+
+    def snapshot(self, snapshot_id: int) -> tuple[int | None, dict[str, str]] | None:
+        return self.snapshots.get(snapshot_id)
 
 
 @pytest.mark.parametrize(
@@ -242,14 +231,14 @@ class _Table:
     ],
 )
 def test_a_branch_is_published_for_any_row_change(summary: dict[str, str], changed: bool) -> None:
-    table: Any = _Table(summary)
-    commits = spark_iceberg_branch.branch_commits(table, CommitStamp("r", "o"), "b")
+    refs: Any = _Refs(summary)
+    commits = spark_iceberg_branch.branch_commits(refs, CommitStamp("r", "o"), "b", base=1)
     assert spark_iceberg_branch.changes_rows(commits) is changed
 
 
 def test_an_earlier_try_of_the_run_on_a_dropped_branch_does_not_count_as_a_change() -> None:
-    table: Any = _Table({"added-records": "0"}, orphans=[{"added-records": "5"}])
-    commits = spark_iceberg_branch.branch_commits(table, CommitStamp("r", "o"), "b")
+    refs: Any = _Refs({"added-records": "0"}, orphans=[{"added-records": "5"}])
+    commits = spark_iceberg_branch.branch_commits(refs, CommitStamp("r", "o"), "b", base=1)
     assert [c for c, _ in commits] == ["2"] and spark_iceberg_branch.changes_rows(commits) is False
 
 
@@ -265,9 +254,9 @@ def test_the_change_set_cache_is_released_before_the_publish(
     cached_at_publish: list[bool] = []
     original = spark_iceberg_branch.publish
 
-    def publish(table: Any, branch: str) -> None:
+    def publish(refs: Any, branch: str) -> None:
         cached_at_publish.append(changes.is_cached)
-        original(table, branch)
+        original(refs, branch)
 
     monkeypatch.setattr(spark_iceberg_branch, "publish", publish)
     adapter_for(spark, target).apply_changes(
@@ -292,9 +281,9 @@ def test_a_commit_to_main_during_the_run_is_a_retryable_conflict(
     batch = spark.createDataFrame([(2, "B"), (3, "c")], SCHEMA)
     original = spark_iceberg_branch.publish
 
-    def concurrent_then_publish(table: Any, branch: str) -> None:
+    def concurrent_then_publish(refs: Any, branch: str) -> None:
         spark.sql(f"INSERT INTO {quote_table(target.name)} VALUES (9, 'other writer')")
-        original(table, branch)
+        original(refs, branch)
 
     spec = _limited(SPEC, one_statement_limit)
     monkeypatch.setattr(spark_iceberg_branch, "publish", concurrent_then_publish)

@@ -19,6 +19,7 @@ from pyspark.sql.types import DateType, StructType, TimestampType
 from pyspark.sql.utils import AnalysisException
 
 from lakelogic.tables.base import CommitResult, window_sql
+from lakelogic.tables.iceberg_java import MAIN, JavaIcebergTable
 from lakelogic.tables.key_range import FileBounds, share_in_range
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
@@ -82,8 +83,7 @@ class IcebergTable:
         return self.read_snapshot
 
     def _main_snapshot(self) -> int | None:
-        rows = self.spark.sql(f"SELECT snapshot_id FROM {self.sql_name}.refs WHERE name = 'main'").collect()
-        return int(rows[0]["snapshot_id"]) if rows else None
+        return JavaIcebergTable(self.spark, self.sql_name).head(MAIN)
 
     def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
         """Iceberg skips files by their metrics when the caller's range filter is pushed into the scan."""

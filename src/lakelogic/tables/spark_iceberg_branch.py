@@ -1,9 +1,11 @@
 """Several commits that land on ``main`` as one: a run-private Iceberg branch published by a fast-forward.
 
-A row-level change that needs more than one statement (update matched rows, then insert new ones) is
-committed to the branch ``lakelogic_<run id>`` and then published with one ``system.fast_forward`` of
-``main``. Readers and the exactly-once check (which only counts snapshots in main's ancestry) see all of
-the statements or none:
+A row-level change that needs more than one statement (update matched rows, then insert new ones), or
+one whose result is checked before it may land (SCD2's one ``MERGE``), is committed to the branch
+``lakelogic_<run id>`` and then published by fast-forwarding ``main`` to it, in one metadata commit that
+also drops the branch. Refs and snapshots are read and moved through the Iceberg Java API
+(:mod:`iceberg_java`): no Spark job per metadata read. Readers and the exactly-once check (which only
+counts snapshots in main's ancestry) see all of the statements or none:
 
 * a crash before the fast-forward leaves ``main`` untouched; the re-run drops the stale branch first;
 * a concurrent commit to ``main`` after the write first read the table (the branch starts at that
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from lakelogic.plan.sqlutil import sql_string
+from lakelogic.tables.iceberg_java import JavaIcebergTable
 from lakelogic.tables.stamp import PREFIX, CommitStamp
 
 if TYPE_CHECKING:
@@ -40,13 +42,10 @@ def branch_name(stamp: CommitStamp) -> str:
     return f"lakelogic_{''.join(ch for ch in stamp.run_id if ch.isalnum())[:32]}"
 
 
-def publish(table: IcebergTable, branch: str) -> None:
-    """Move ``main`` to the head of ``branch`` (one metadata commit; fails if ``main`` moved meanwhile)."""
-    catalog, _, identifier = table.name.partition(".")
-    table.spark.sql(
-        f"CALL {_quote(catalog)}.system.fast_forward(table => {sql_string(identifier)}, "
-        f"branch => 'main', to => {sql_string(branch)})"
-    )
+def publish(refs: JavaIcebergTable, branch: str) -> None:
+    """Move ``main`` to the head of ``branch`` and drop the branch (one metadata commit; fails if ``main``
+    moved meanwhile)."""
+    refs.fast_forward_main(branch)
 
 
 _CHANGE_KEYS = (
@@ -60,30 +59,24 @@ _CHANGE_KEYS = (
 )
 
 
-def branch_commits(table: IcebergTable, stamp: CommitStamp, branch: str) -> Commits:
+def branch_commits(refs: JavaIcebergTable, stamp: CommitStamp, branch: str, base: int | None) -> Commits:
     """(snapshot id, summary) of this write's commits on ``branch``, newest first: the branch's lineage from
-    its head down to its base (the snapshot the write read), stamped by ``stamp``. A snapshot of an
+    its head down to ``base`` (the snapshot the write read), stamped by ``stamp``. A snapshot of an
     earlier try on a dropped branch (a crash, or a fast path that gave up) carries the same run id but is
     not in that lineage; the run's other writes to the table (another role) are before the base or
     stamped otherwise."""
-    head = table.spark.sql(
-        f"SELECT snapshot_id FROM {table.sql_name}.refs WHERE name = {sql_string(branch)}"
-    ).collect()
-    if not head:
-        return []
-    rows = table.spark.sql(
-        f"SELECT snapshot_id, parent_id, summary FROM {table.sql_name}.snapshots "
-        f"WHERE summary['{PREFIX}run_id'] = {sql_string(stamp.run_id)}"
-    ).collect()
-    by_id = {int(r["snapshot_id"]): r for r in rows}
     commits: Commits = []
-    snapshot: int | None = int(head[0]["snapshot_id"])
-    while snapshot is not None and snapshot in by_id and snapshot != table.read_snapshot:
-        row = by_id.pop(snapshot)
-        summary = dict(row["summary"] or {})
+    snapshot = refs.head(branch)
+    while snapshot is not None and snapshot != base:
+        found = refs.snapshot(snapshot)
+        if found is None:
+            break
+        parent, summary = found
+        if summary.get(f"{PREFIX}run_id") != stamp.run_id:
+            break
         if stamp.matches(summary):
             commits.append((str(snapshot), summary))
-        snapshot = int(row["parent_id"]) if row["parent_id"] is not None else None
+        snapshot = parent
     return commits
 
 
@@ -109,13 +102,12 @@ def commit_on_branch(
     place to check them (raising drops the branch unpublished) and to release cached frames that read the
     table. Publishing refreshes the table in Spark's cache manager, which plans every cached query over
     the table again (0.5-0.8 s for an SCD2 change set), although nothing reads those caches any more."""
-    spark = table.spark
     branch = branch_name(stamp)
-    spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")  # a crashed try
+    refs = JavaIcebergTable(table.spark, table.sql_name)
     # from the snapshot the write read, not main's head: a commit by another writer since then makes the
-    # fast-forward fail (main is no ancestor of the branch), as one during the statements does
-    base = f" AS OF VERSION {table.read_snapshot}" if table.read_snapshot is not None else ""
-    spark.sql(f"ALTER TABLE {table.sql_name} CREATE BRANCH {_quote(branch)}{base}")
+    # fast-forward fail (main is no ancestor of the branch), as one during the statements does; a branch
+    # of a crashed try is replaced
+    refs.create_branch(branch, table.read_snapshot)
     try:
         for statement in statements(f"{table.sql_name}.{_quote('branch_' + branch)}"):
             if statement is not None:
@@ -124,10 +116,11 @@ def commit_on_branch(
                     results.append(executed)
         if before_publish is not None:
             before_publish()
-        commits = branch_commits(table, stamp, branch)
+        refs.refresh()  # the statements committed through Spark's instance of the table
+        commits = branch_commits(refs, stamp, branch, table.read_snapshot)
         if not changes_rows(commits):
             return []
-        publish(table, branch)
+        publish(refs, branch)
         return commits
     finally:
-        spark.sql(f"ALTER TABLE {table.sql_name} DROP BRANCH IF EXISTS {_quote(branch)}")
+        refs.drop_branch(branch)
