@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -258,6 +260,12 @@ def test_observed_metrics_of_a_frame_without_a_jvm_plan_are_none() -> None:
         ("array<string>", ["a"], ["a", None]),  # Spark's hash skips a nested NULL; the text does not
         ("struct<a:string,b:string>", (None, "x"), ("x", None)),
         ("timestamp", "2024-01-01 00:00:00.000001", "2024-01-01 00:00:00.000002"),  # text keeps ms
+        ("double", 0.0, -0.0),  # equal values, different text: a change on every path
+        # compared as values in the one MERGE (equal text is equal value for these types)
+        ("string", "same", "same"),
+        ("string", None, "x"),
+        ("decimal(10,2)", Decimal("1.10"), Decimal("1.20")),
+        ("date", date(2024, 1, 1), date(2024, 1, 1)),
     ],
 )
 def test_tracked_values_change_as_their_text_changes_on_both_paths(

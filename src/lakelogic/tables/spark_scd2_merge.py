@@ -47,7 +47,15 @@ from dataclasses import dataclass
 from loguru import logger
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType, TimestampType
+from pyspark.sql.types import (
+    BooleanType,
+    DateType,
+    DecimalType,
+    IntegralType,
+    StringType,
+    StructType,
+    TimestampType,
+)
 
 from lakelogic.tables.key_range import BatchKeys
 from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
@@ -71,6 +79,7 @@ COPY = "_ll_copy"
 MATCH, INSERT, IDLE = 0, 1, 2  # the copies of a batch row in the MERGE source
 CLOSE_TO = "_ll_close_to"
 CLOSED_FLAG = "_ll_closed_flag"
+_TEXT_EQUALS_VALUE = (StringType, IntegralType, DecimalType, DateType, BooleanType)
 _SRC, _T, _FROM, _CUR, _VER = "_ll_src", "_ll_t", "_ll_from", "_ll_cur", "_ll_ver"
 
 
@@ -267,10 +276,11 @@ def merge_statement(
     """The one ``MERGE``: close, update in place, insert (see the module docstring).
 
     Whether a row changed the tracked values is decided in the join itself, by comparing their JSON text
-    (as every SCD2 path does) with the current version's: the ``MATCH`` copy finds the current version
-    only when the text differs, the ``INSERT`` copy only when it is equal. So each current version is
-    matched by at most one copy, a changed row closes it and inserts its ``INSERT`` copy (unmatched), and an
-    unchanged one updates its untracked columns in place through that copy."""
+    (as every SCD2 path does; the values themselves where that is the same) with the current version's:
+    the ``MATCH`` copy finds the current version only when they differ, the ``INSERT`` copy only when they
+    are equal. So each current version is matched by at most one copy, a changed row closes it and inserts
+    its ``INSERT`` copy (unmatched), and an unchanged one updates its untracked columns in place through
+    that copy."""
     keys = list(scd.business_key)
 
     def t(c: str) -> str:
@@ -279,13 +289,20 @@ def merge_statement(
     def s(c: str) -> str:
         return f"s.{quote_ident(c)}"
 
-    def tracked_text(side: Callable[[str], str]) -> str:
-        """The tracked values' JSON text, as ``tracked_hash`` builds it, in SQL."""
-        if not tracked:
-            return "''"
-        return "to_json(named_struct(" + ", ".join(f"{sql_string(c)}, {side(c)}" for c in tracked) + "))"
+    # Both sides have the target's types. For these, equal JSON text means equal values, so the join
+    # compares the values and renders no text; timestamps (the text keeps milliseconds), floating point
+    # (0.0 and -0.0) and nested values keep the text compare.
+    by_value = [c for c in tracked if isinstance(schema[c].dataType, _TEXT_EQUALS_VALUE)]
+    by_text = [c for c in tracked if c not in by_value]
 
-    same = f"({tracked_text(t)} <=> {tracked_text(s)})"
+    def tracked_text(side: Callable[[str], str]) -> str:
+        """The JSON text of the tracked values compared by text, as ``tracked_hash`` builds it, in SQL."""
+        return "to_json(named_struct(" + ", ".join(f"{sql_string(c)}, {side(c)}" for c in by_text) + "))"
+
+    equal = [f"{t(c)} <=> {s(c)}" for c in by_value]
+    if by_text:
+        equal.append(f"{tracked_text(t)} <=> {tracked_text(s)}")
+    same = "(" + (" AND ".join(equal) or "true") + ")"
     current = f"COALESCE(CAST({t(scd.current_flag)} AS BOOLEAN), false)"
     on = " AND ".join(
         [
