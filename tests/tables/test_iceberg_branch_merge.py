@@ -491,3 +491,19 @@ def test_an_scd2_version_another_writer_closed_after_this_write_read_is_a_confli
     write_frame(spark, batch, target, spec, CommitStamp("run-1", "o"))
     current = [(r["id"], r["name"]) for r in spark.sql(f"SELECT * FROM {table} WHERE is_current").collect()]
     assert current == [(1, "mine")]
+
+
+@STATEMENTS
+def test_a_merge_into_a_table_without_snapshots_lands_on_main(
+    spark: Any, make_target: Make, one_statement_limit: int
+) -> None:
+    """A table created by DDL alone (`lakelogic ddl --apply`) has no snapshot and no `main` yet: the run
+    branch starts empty and its publish creates `main`."""
+    target = make_target("iceberg")
+    spark.sql(f"CREATE TABLE {quote_table(target.name)} (id int, name string) USING iceberg")
+    batch = spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA)
+    out = write_frame(spark, batch, target, _limited(SPEC, one_statement_limit), CommitStamp("run-1", "o"))
+    assert out.committed and (out.rows_inserted, out.rows_updated) == (2, 0)
+    assert sorted((r["id"], r["name"]) for r in read_back(spark, target)) == [(1, "a"), (2, "b")]
+    assert _branches(spark, target) == ["main"]
+    assert adapter_for(spark, target).already_committed(CommitStamp("run-1", "o"))

@@ -7,7 +7,7 @@ also drops the branch. Refs and snapshots are read and moved through the Iceberg
 (:mod:`iceberg_java`): no Spark job per metadata read. Readers and the exactly-once check (which only
 counts snapshots in main's ancestry) see all of the statements or none:
 
-* a crash before the fast-forward leaves ``main`` untouched; the re-run drops the stale branch first;
+* a crash before the fast-forward leaves ``main`` untouched; the re-run replaces the stale branch;
 * a concurrent commit to ``main`` after the write first read the table (the branch starts at that
   snapshot, ``IcebergTable.read_snapshot``) makes the fast-forward fail (main is no longer an ancestor of
   the branch): nothing is changed and the write fails with ``CommitConflictError`` (tables.conflicts),

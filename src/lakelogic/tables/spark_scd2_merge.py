@@ -258,7 +258,7 @@ def merge_source(classified: DataFrame, keys: list[str], tracked: list[str]) -> 
         f"IF({kind} = {sql_string(OTHER)}, {copy(IDLE)}, NULL))"
     )
     return classified.selectExpr(
-        *[quote_ident(k) for k in keys], f"inline(filter({copies}, c -> c IS NOT NULL))"
+        *[quote_ident(k) for k in keys], f"inline(filter({copies}, _ll_c -> _ll_c IS NOT NULL))"
     )
 
 
