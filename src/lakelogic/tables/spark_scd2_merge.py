@@ -14,10 +14,11 @@ it all, in its own job:
   every row a *kind*: ``new`` key, ``known`` key (forward, with a current version), or ``other`` (not
   forward);
 * each row becomes its copies (:func:`merge_source`), and the ``MERGE``'s join tells whether the tracked
-  values changed, by comparing their JSON text with the current version's as every SCD2 path does
-  (:func:`merge_statement`): a changed row closes the current version and is inserted as the version it
-  opens, an unchanged one updates untracked columns in place where they differ, a new key is inserted,
-  ``other`` rows stay as rows no clause acts on;
+  values changed, by comparing their JSON text with the current version's as every SCD2 path does (the
+  values themselves for types whose text is equal exactly when they are; :func:`merge_statement`): a
+  changed row closes the current version and is inserted as the version it opens, an unchanged one updates
+  untracked columns in place where they differ, a new key is inserted, ``other`` rows stay as rows no
+  clause acts on;
 * the counts per kind are observed in the source and read from the executed plan (:mod:`spark_observed`);
   any ``other`` row and the branch is dropped unpublished: the caller takes the change-set path for the
   whole batch. A batch whose keys are not proven unique is first checked for repeated keys (one
