@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -150,6 +150,37 @@ def test_one_merge_equals_the_change_set_path(
     assert _rows(spark, fast, skip) == _rows(spark, reference, skip)
     assert _counts(got) == _counts(want)
     assert got.rows_inserted > 0 and got.versions_closed > 0 and got.snapshot is not None
+
+
+def test_without_a_timestamp_field_the_run_time_is_the_change_time(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch, one_merge_calls: list[Any]
+) -> None:
+    first, second = datetime(2026, 1, 1, 6, tzinfo=UTC), datetime(2026, 2, 1, 6, 30, tzinfo=UTC)
+    spec = replace(_spec(timestamp_field=None), primary_key=("customer_id",), keys_unique=True)
+    reference, fast = make_target("iceberg", "ref"), make_target("iceberg", "one")
+    rng = random.Random(7)
+    history = [(k, rng.choice(TIERS), "n0", _day(0), "c0") for k in range(KEYS)]
+    write_frame(
+        spark,
+        spark.createDataFrame(history, SCHEMA),
+        reference,
+        replace(spec, as_of=first, scd2_forward=False),
+        CommitStamp("h0", "dim"),
+    )
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
+    spark.sql(
+        f"CREATE TABLE {quote_table(fast.name)} USING iceberg TBLPROPERTIES ({properties}) "
+        f"AS SELECT * FROM {quote_table(reference.name)}"
+    )
+    later = replace(spec, as_of=second)
+    got, want = _write_both(spark, monkeypatch, reference, fast, _forward_batch(random.Random(8)), later)
+    assert one_merge_calls and one_merge_calls[0] is not None  # the batch took the one-statement path
+    assert _rows(spark, fast) == _rows(spark, reference)
+    assert _counts(got) == _counts(want) and got.versions_closed > 0
+    closed = [r for r in read_back(spark, fast) if not r["is_current"]]
+    assert closed and {r["effective_to"].replace(tzinfo=None) for r in closed} == {
+        second.astimezone().replace(tzinfo=None)
+    }
 
 
 def test_an_untracked_change_updates_the_current_version_in_place_and_is_counted(

@@ -177,9 +177,8 @@ def _apply_scd2(
     batch_columns: set[str],
 ) -> CommitResult | None:
     keys = list(scd.business_key)
-    schema_cols = [c for c in aligned.columns if c != DELETE_FLAG]
-    schema = aligned.select(*[q(c) for c in schema_cols]).schema
-    stored = in_range = None
+    schema = StructType([f for f in aligned.schema.fields if f.name != DELETE_FLAG])
+    target = in_range = None
     found = batch_keys(aligned, keys) if adapter.exists() else None
     if found is not None:
         rows = found.rows
@@ -188,25 +187,8 @@ def _apply_scd2(
     partitions = change_partitions(aligned.sparkSession, rows)
     if found is not None:
         target = found.read(adapter)
-        batch_keys_frame = aligned.select(*[q(k) for k in keys])
-        if rows <= spec.broadcast_keys_max_rows:
-            batch_keys_frame = F.broadcast(batch_keys_frame)  # probe the target without shuffling it
-        stored_cols = [
-            (q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType)).alias(c)
-            for c in schema.names
-        ]
-        # The affected keys' stored versions, not cached: the change set reads them in its own job (the
-        # per-key summary and the current versions are two scans of the range-pruned target there), and
-        # building a cache of them cost more than those scans (10M rows, clustered batch: about 1 JVM
-        # CPU-s of 6 per write, docs/decisions.md "Session 17"). Keys the forward path leaves to the
-        # general computation read them again, at the same snapshot (IcebergTable.read pins it).
-        # the one-MERGE path summarizes the whole (small) key range in its own statement instead
-        in_range = target.select(*stored_cols)
-        stored = target.join(batch_keys_frame, on=keys, how="left_semi").select(*stored_cols)
-        stored = stored.repartition(
-            partitions,
-            *[q(k) for k in keys],  # the scan's many file splits -> few
-        )
+        # the one-MERGE path summarizes the whole (small) key range in its own statement
+        in_range = target.select(*_stored_columns(target, schema))
     member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
     if (
         in_range is not None
@@ -230,9 +212,40 @@ def _apply_scd2(
             outcome.rows_inserted, outcome.rows_updated = merged.inserted, merged.updated
             outcome.rows_deleted, outcome.versions_closed = 0, merged.closed
             return None if merged.snapshot is None else CommitResult(committed=True, snapshot=merged.snapshot)
+    stored = (
+        None if target is None else _stored_versions(target, aligned, schema, keys, rows, spec, partitions)
+    )
     return _diff_and_commit(
         adapter, aligned, stored, schema, spec, stamp, outcome, scd, batch_columns, partitions, member
     )
+
+
+def _stored_columns(target: DataFrame, schema: StructType) -> list[Column]:
+    """The target's columns in the batch's schema; a column the target lacks yet reads as NULL."""
+    return [
+        q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType).alias(c) for c in schema.names
+    ]
+
+
+def _stored_versions(
+    target: DataFrame,
+    aligned: DataFrame,
+    schema: StructType,
+    keys: list[str],
+    rows: int,
+    spec: WriteSpec,
+    partitions: int,
+) -> DataFrame:
+    """The batch keys' stored versions, not cached: the change set reads them in its own job (the per-key
+    summary and the current versions are two scans of the range-pruned target there), and building a
+    cache of them cost more than those scans (10M rows, clustered batch: about 1 JVM CPU-s of 6 per write,
+    docs/decisions.md "Session 17"). Keys the forward path leaves to the general computation read them
+    again, at the same snapshot (IcebergTable.read pins it)."""
+    batch_keys_frame = aligned.select(*[q(k) for k in keys])
+    if rows <= spec.broadcast_keys_max_rows:
+        batch_keys_frame = F.broadcast(batch_keys_frame)  # probe the target without shuffling it
+    stored = target.join(batch_keys_frame, on=keys, how="left_semi").select(*_stored_columns(target, schema))
+    return stored.repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
 
 
 def _diff_and_commit(
