@@ -15,10 +15,13 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from pyspark.sql.types import StructType
 
 from lakelogic.tables import spark_scd2
+from lakelogic.tables.spark_batch import DELETE_FLAG
 from lakelogic.tables.spark_iceberg import quote_table
 from lakelogic.tables.spark_observed import observed_metrics
+from lakelogic.tables.spark_scd2_merge import KIND, KNOWN, classified_batch
 from lakelogic.tables.spark_write import write_frame
 from lakelogic.tables.spec import ICEBERG_ROW_LEVEL_DEFAULTS, WriteSpec, scd2_spec_from
 from lakelogic.tables.stamp import CommitStamp
@@ -181,6 +184,31 @@ def test_without_a_timestamp_field_the_run_time_is_the_change_time(
     assert closed and {r["effective_to"].replace(tzinfo=None) for r in closed} == {
         second.astimezone().replace(tzinfo=None)
     }
+
+
+def test_classifying_a_cached_batch_keeps_its_cache(spark: Any) -> None:
+    """The classification must not release the caller's cache of the batch (a dropped temporary view
+    over a frame uncaches it): the key range was read from that cache, and the MERGE must see the same
+    rows."""
+    scd = _spec(surrogate_key=None, version_column=None).scd2
+    assert scd is not None
+    schema = "customer_id int, tier string, updated_at string, effective_from string, effective_to string, "
+    schema += "is_current boolean"
+    batch = spark.createDataFrame(
+        [(1, "pro", _day(3), None, None, None, False)], schema + f", {DELETE_FLAG} boolean"
+    ).persist()
+    try:
+        batch.count()
+        stored = spark.createDataFrame([(1, "free", _day(1), "1900-01-01", "9999-12-31", True)], schema)
+        target = StructType([f for f in batch.schema.fields if f.name != DELETE_FLAG])
+        spec = replace(_spec(surrogate_key=None, version_column=None), primary_key=("customer_id",))
+        classified = classified_batch(batch, stored, target, scd=scd, spec=spec)
+        kinds = [(r["customer_id"], r[KIND], r["effective_from"]) for r in classified.collect()]
+        cache = spark._jsparkSession.sharedState().cacheManager()
+        assert cache.lookupCachedData(batch._jdf).isDefined()
+        assert kinds == [(1, KNOWN, _day(3))]
+    finally:
+        batch.unpersist()
 
 
 def test_an_untracked_change_updates_the_current_version_in_place_and_is_counted(

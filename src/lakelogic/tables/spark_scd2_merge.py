@@ -111,38 +111,50 @@ def _sql_type(dtype: DataType) -> str:
     return dtype.simpleString()
 
 
-def _history_summary_sql(
-    stored_view: str, batch_view: str, *, scd: Scd2Spec, spec: WriteSpec, t_type: str
-) -> str:
+def _history_summary(
+    batch: DataFrame, stored: DataFrame, schema: StructType, *, scd: Scd2Spec, spec: WriteSpec, t_type: str
+) -> DataFrame:
     """Per batch key: the batch's row count and the fixed-width summary of its stored history, from one
     hash aggregation (no sort aggregate: every aggregated value has a fixed width). It reads no data
     column: whether the tracked values changed is for the ``MERGE`` to tell (:func:`merge_statement`)."""
-    keys = ", ".join(quote_ident(k) for k in scd.business_key)
+    keys = [quote_ident(k) for k in scd.business_key]
     ts = scd.timestamp_field
     stored_t = quote_ident(ts) if ts else quote_ident(scd.effective_from)
+    from_type = _sql_type(schema[scd.effective_from].dataType)
+    version_type = _sql_type(schema[scd.version_column].dataType) if scd.version_column else "INT"
     version = quote_ident(scd.version_column) if scd.version_column else "CAST(NULL AS INT)"
-    history = (
-        f"SELECT {keys}, 0 AS {_SRC}, CAST({stored_t} AS {t_type}) AS {_T}, "
-        f"{quote_ident(scd.effective_from)} AS {_FROM}, "
-        f"COALESCE(CAST({quote_ident(scd.current_flag)} AS BOOLEAN), false) AS {_CUR}, {version} AS {_VER} "
-        f"FROM {stored_view}"
+    history = stored.selectExpr(
+        *keys,
+        f"0 AS {_SRC}",
+        f"CAST({stored_t} AS {t_type}) AS {_T}",
+        f"{quote_ident(scd.effective_from)} AS {_FROM}",
+        f"COALESCE(CAST({quote_ident(scd.current_flag)} AS BOOLEAN), false) AS {_CUR}",
+        f"{version} AS {_VER}",
     )
     if not one_row_per_key(spec, list(scd.business_key)):
-        history += f" UNION ALL SELECT {keys}, 1, NULL, NULL, NULL, NULL FROM {batch_view}"
+        events = batch.selectExpr(
+            *keys,
+            f"1 AS {_SRC}",
+            f"CAST(NULL AS {t_type}) AS {_T}",
+            f"CAST(NULL AS {from_type}) AS {_FROM}",
+            f"CAST(NULL AS BOOLEAN) AS {_CUR}",
+            f"CAST(NULL AS {version_type}) AS {_VER}",
+        )
+        history = history.unionByName(events)
     stored_row = f"{_SRC} = 0"
     cur = f"{_SRC} = 0 AND {_CUR}"
-    return (
-        f"SELECT {keys}, sum({_SRC}) AS _ll_events, "
-        f"count(CASE WHEN {stored_row} THEN 1 END) AS _ll_sn, "
-        f"count(CASE WHEN {stored_row} THEN {_T} END) AS _ll_stn, "
-        f"count(CASE WHEN {cur} THEN 1 END) AS _ll_ncur, "
-        f"max(CASE WHEN {stored_row} THEN {_FROM} END) AS _ll_maxfrom, "
-        f"max(CASE WHEN {stored_row} THEN {_T} END) AS _ll_maxt, "
-        f"max(CASE WHEN {cur} THEN {_FROM} END) AS _ll_cur_from, "
-        f"max(CASE WHEN {cur} THEN {_T} END) AS _ll_cur_t, "
-        f"max(CASE WHEN {cur} THEN {_VER} END) AS _ll_cur_ver "
-        f"FROM ({history}) GROUP BY {keys}"
-    )
+    aggregates = {
+        "_ll_events": f"sum({_SRC})",
+        "_ll_sn": f"count(CASE WHEN {stored_row} THEN 1 END)",
+        "_ll_stn": f"count(CASE WHEN {stored_row} THEN {_T} END)",
+        "_ll_ncur": f"count(CASE WHEN {cur} THEN 1 END)",
+        "_ll_maxfrom": f"max(CASE WHEN {stored_row} THEN {_FROM} END)",
+        "_ll_maxt": f"max(CASE WHEN {stored_row} THEN {_T} END)",
+        "_ll_cur_from": f"max(CASE WHEN {cur} THEN {_FROM} END)",
+        "_ll_cur_t": f"max(CASE WHEN {cur} THEN {_T} END)",
+        "_ll_cur_ver": f"max(CASE WHEN {cur} THEN {_VER} END)",
+    }
+    return history.groupBy(*keys).agg(*[F.expr(f"{sql} AS {name}") for name, sql in aggregates.items()])
 
 
 def classified_batch(
@@ -156,17 +168,15 @@ def classified_batch(
     """Every batch row as the version it would open (target columns), its kind (``new`` key, ``known``
     key with a current version, or ``other``: not forward) and the values that close the current version.
 
-    ``stored``: the target's rows that can hold a batch key (any superset of them). One SQL query over the
-    two frames: built from Column objects this took ~450 Py4J calls (with the objects' later release),
-    ~0.1 s a write."""
-    spark = batch.sparkSession
+    ``stored``: the target's rows that can hold a batch key (any superset of them). The expressions are
+    SQL text (``selectExpr``/``F.expr``): built from Column objects this took ~450 Py4J calls (each object
+    is a round trip to build and another when Python releases it), ~0.1 s a write. No temporary view: a
+    dropped view uncaches every cached plan equal to its own, and ``batch`` may be the caller's cache."""
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     ts = scd.timestamp_field
     t_type = _sql_type(batch.schema[ts].dataType) if ts else "timestamp"
-    suffix = uuid.uuid4().hex[:12]
-    batch_view, stored_view = f"_ll_scd2_batch_{suffix}", f"_ll_scd2_stored_{suffix}"
-    summary = _history_summary_sql(stored_view, batch_view, scd=scd, spec=spec, t_type=t_type)
+    summary = _history_summary(batch, stored, schema, scd=scd, spec=spec, t_type=t_type)
 
     def b(c: str) -> str:
         return f"b.{quote_ident(c)}"
@@ -217,21 +227,14 @@ def classified_batch(
     # a shuffled hash join, never a broadcast: the batch and the summary are hash-partitioned by the key
     # with the session's shuffle partitions, and so are the copies the MERGE joins with the target on the
     # key (merge_source), so the whole MERGE runs in one stage after the scans
-    on = " AND ".join(f"{b(k)} = s.{quote_ident(k)}" for k in keys)
-    query = (
-        "SELECT /*+ SHUFFLE_HASH(s) */ "
-        + ", ".join(f"{opened[c]} AS {quote_ident(c)}" for c in schema.names)
-        + f", {kind} AS {KIND}, {typed(change_t, scd.effective_to)} AS {CLOSE_TO}, "
-        f"{typed('false', scd.current_flag)} AS {CLOSED_FLAG} "
-        f"FROM {batch_view} b LEFT JOIN ({summary}) s ON {on}"
+    on = F.expr(" AND ".join(f"{b(k)} = s.{quote_ident(k)}" for k in keys))
+    joined = batch.alias("b").join(summary.alias("s").hint("shuffle_hash"), on=on, how="left")
+    classified = joined.selectExpr(
+        *[f"{opened[c]} AS {quote_ident(c)}" for c in schema.names],
+        f"{kind} AS {KIND}",
+        f"{typed(change_t, scd.effective_to)} AS {CLOSE_TO}",
+        f"{typed('false', scd.current_flag)} AS {CLOSED_FLAG}",
     )
-    batch.createOrReplaceTempView(batch_view)
-    stored.createOrReplaceTempView(stored_view)
-    try:
-        classified = spark.sql(query)  # analysed here: the views may go
-    finally:
-        spark.catalog.dropTempView(batch_view)
-        spark.catalog.dropTempView(stored_view)
     if scd.surrogate_key:
         start = F.col(quote_ident(scd.effective_from))
         key = opened_surrogate_key(scd, [q(k) for k in keys], start)
@@ -252,10 +255,11 @@ def merge_source(classified: DataFrame, keys: list[str], tracked: list[str]) -> 
     One projection through one generator (a union of filtered branches would evaluate the
     classification twice), written as one SQL expression: built from Column objects it took ~350 Py4J
     calls and three analyses (50-60 ms a write). Each kind picks its array of copies with a ``CASE``
-    rather than dropping NULL copies with ``filter``: a lambda has no generated code, so the generator
-    and everything above it ran interpreted (~0.3 s of a 10M-row benchmark write). The key columns stay
-    outside the generated rows, so the source keeps the classification's hash partitioning by key and the
-    ``MERGE``'s join on the key does not shuffle it again."""
+    rather than dropping NULL copies with ``filter``: a lambda has no generated code, which kept the
+    generator out of whole-stage code generation, evaluating every copy interpreted (~0.3 s of a
+    10M-row benchmark write). The key columns stay outside the generated rows, so the source keeps the
+    classification's hash partitioning by key and the ``MERGE``'s join on the key does not shuffle it
+    again."""
     rest = [c for c in classified.columns if c not in keys]
     closing = {KIND, CLOSE_TO, CLOSED_FLAG}
 
