@@ -57,7 +57,9 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
         frame = frame.select(*[F.col(quote_ident(c)) for c in step.columns])
     if step.query:
         view = f"__ll_link_{step.name}_{id(frame)}"
-        frame.createOrReplaceTempView(view)
+        # over a projection: dropping a view uncaches every cached plan equal to its own, and the plain
+        # read may be another link's cached frame (the same path without a query)
+        frame.select("*").createOrReplaceTempView(view)
         try:
             frame = spark.sql(step.query.replace("{link}", view).replace("{" + step.name + "}", view))
         finally:
