@@ -107,8 +107,9 @@ def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_col
 
 
 def _sql_type(dtype: DataType) -> str:
-    """A type as Spark SQL spells it in ``CAST`` (the SCD columns and the change time: atomic types)."""
-    return dtype.simpleString()
+    """A type as Spark SQL spells it in ``CAST`` (the SCD columns and the change time: atomic types).
+    ``timestamp`` would follow the session's ``spark.sql.timestampType``; the type object does not."""
+    return "timestamp_ltz" if isinstance(dtype, TimestampType) else dtype.simpleString()
 
 
 def _history_summary(
@@ -175,7 +176,7 @@ def classified_batch(
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     ts = scd.timestamp_field
-    t_type = _sql_type(batch.schema[ts].dataType) if ts else "timestamp"
+    t_type = _sql_type(batch.schema[ts].dataType if ts else TimestampType())
     summary = _history_summary(batch, stored, schema, scd=scd, spec=spec, t_type=t_type)
 
     def b(c: str) -> str:
