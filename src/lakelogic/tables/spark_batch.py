@@ -10,7 +10,7 @@ import math
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import AtomicType, DataType
+from pyspark.sql.types import AtomicType, DataType, TimestampType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.spec import WriteSpec
@@ -25,11 +25,17 @@ def q(name: str) -> Column:
     return F.col(f"`{name}`")
 
 
+def cast_type_name(dtype: DataType) -> str:
+    """The name Spark SQL parses back to ``dtype`` in a cast. ``timestamp`` alone would follow the
+    session's ``spark.sql.timestampType``; ``TimestampType`` is always the local-time-zone one."""
+    return "timestamp_ltz" if isinstance(dtype, TimestampType) else dtype.simpleString()
+
+
 def cast_to(column: Column, dtype: DataType) -> Column:
     """``column.cast(dtype)``; atomic types go by name: PySpark sends a ``DataType`` as JSON for the JVM to
     parse (several gateway round trips each, which added up to ~0.2 s in one SCD2 plan)."""
     if isinstance(dtype, AtomicType):
-        return column.cast(dtype.simpleString())
+        return column.cast(cast_type_name(dtype))
     return column.cast(dtype)
 
 

@@ -21,6 +21,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.iceberg_java import MAIN, JavaIcebergTable
 from lakelogic.tables.key_range import FileBounds, share_in_range
+from lakelogic.tables.spark_batch import cast_type_name
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import Commits, commit_on_branch
@@ -293,7 +294,7 @@ class IcebergTable:
 
     def _type_of(self, column: str) -> str:
         schema = self.schema()
-        return schema[column].dataType.simpleString() if schema is not None else "STRING"
+        return cast_type_name(schema[column].dataType) if schema is not None else "STRING"
 
     def apply_changes(
         self,

@@ -50,7 +50,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BooleanType,
-    DataType,
     DateType,
     DecimalType,
     IntegralType,
@@ -60,7 +59,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.tables.key_range import BatchKeys
-from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, q
+from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, cast_type_name, q
 from lakelogic.tables.spark_iceberg import IcebergTable, quote_ident, sql_string
 from lakelogic.tables.spark_iceberg_branch import commit_on_branch
 from lakelogic.tables.spark_iceberg_merge import rows_deleted, single_scan_applies, small_key_range
@@ -106,12 +105,6 @@ def one_merge_applies(adapter: object, spec: WriteSpec, scd: Scd2Spec, batch_col
     return single_scan_applies(adapter, spec, batch_columns)
 
 
-def _sql_type(dtype: DataType) -> str:
-    """A type as Spark SQL spells it in ``CAST`` (the SCD columns and the change time: atomic types).
-    ``timestamp`` would follow the session's ``spark.sql.timestampType``; the type object does not."""
-    return "timestamp_ltz" if isinstance(dtype, TimestampType) else dtype.simpleString()
-
-
 def _history_summary(
     batch: DataFrame, stored: DataFrame, schema: StructType, *, scd: Scd2Spec, spec: WriteSpec, t_type: str
 ) -> DataFrame:
@@ -121,8 +114,8 @@ def _history_summary(
     keys = [quote_ident(k) for k in scd.business_key]
     ts = scd.timestamp_field
     stored_t = quote_ident(ts) if ts else quote_ident(scd.effective_from)
-    from_type = _sql_type(schema[scd.effective_from].dataType)
-    version_type = _sql_type(schema[scd.version_column].dataType) if scd.version_column else "INT"
+    from_type = cast_type_name(schema[scd.effective_from].dataType)
+    version_type = cast_type_name(schema[scd.version_column].dataType) if scd.version_column else "INT"
     version = quote_ident(scd.version_column) if scd.version_column else "CAST(NULL AS INT)"
     history = stored.selectExpr(
         *keys,
@@ -176,7 +169,7 @@ def classified_batch(
     keys = list(scd.business_key)
     scd_cols = set(scd.scd_columns)
     ts = scd.timestamp_field
-    t_type = _sql_type(batch.schema[ts].dataType if ts else TimestampType())
+    t_type = cast_type_name(batch.schema[ts].dataType if ts else TimestampType())
     summary = _history_summary(batch, stored, schema, scd=scd, spec=spec, t_type=t_type)
 
     def b(c: str) -> str:
@@ -206,7 +199,7 @@ def classified_batch(
     )
 
     def typed(value: str, column: str) -> str:
-        return f"CAST({value} AS {_sql_type(schema[column].dataType)})"
+        return f"CAST({value} AS {cast_type_name(schema[column].dataType)})"
 
     def default(value: str, column: str) -> str:
         return typed(sql_string(value), column)
