@@ -99,3 +99,58 @@ def test_the_share_is_read_at_the_snapshot_the_write_pinned(spark: Any, make_tar
     write_frame(spark, spark.range(50, 60).selectExpr("id").coalesce(1), target, spec, CommitStamp("b", "o"))
     assert table.share_in_key_range({"id": (0, 9)}) == pytest.approx(0.1)
     assert adapter_for(spark, target).share_in_key_range({"id": (50, 59)}) == pytest.approx((10 + 10) / 110)
+
+
+@pytest.mark.spark
+def test_java_planning_and_the_metadata_table_give_the_same_file_bounds(
+    spark: Any, make_target: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The share of few files comes from Iceberg's Java scan planning, of many from the ``data_files``
+    table: both must see the same files and bounds, for every key type a range takes."""
+    from lakelogic.tables import spark_iceberg
+    from lakelogic.tables.iceberg_java import JavaIcebergTable
+
+    target = make_target("iceberg")
+    spec = WriteSpec(strategy="append")
+    for start in (0, 100, 200):  # three files of disjoint ranges in every column
+        part = spark.range(start, start + 100).selectExpr(
+            "id",
+            "format_string('k%05d', id) AS code",
+            "date_add(DATE'2024-01-01', CAST(id AS INT)) AS day",
+            "timestamp_micros(1700000000000000 + id * 1000000) AS at",
+            "CAST(id / 4 AS DECIMAL(10, 2)) AS amount",
+        )
+        write_frame(spark, part.coalesce(1), target, spec, CommitStamp(f"r{start}", "o"))
+    table = adapter_for(spark, target)
+    assert isinstance(table, IcebergTable)
+    bounds: dict[str, tuple[Any, Any]] = {
+        "id": (150, 249),
+        "code": ("k00150", "k00249"),
+        "day": (date(2024, 5, 30), date(2024, 9, 6)),
+        "at": (
+            TimestampMicros(1700000000000000 + 150 * 10**6),
+            TimestampMicros(1700000000000000 + 249 * 10**6),
+        ),
+        "amount": (Decimal("37.50"), Decimal("62.25")),
+    }
+    table.read()  # pins main's snapshot
+    pinned = table.read_snapshot
+    assert pinned is not None
+    planned = JavaIcebergTable(spark, table.sql_name).files_in_key_range(pinned, bounds, limit=10)
+    assert planned is not None and len(planned) == 2  # the first file lies outside the range: pruned
+    assert sorted(rows for rows, _ in planned) == [100, 100]
+    second = min(planned, key=lambda f: f[1]["id"][0])[1]
+    assert second["id"] == (100, 199)
+    assert second["code"] == ("k00100", "k00199")
+    assert second["day"] == (comparable_bound(date(2024, 4, 10)), comparable_bound(date(2024, 7, 18)))
+    assert second["at"] == (1700000000000000 + 100 * 10**6, 1700000000000000 + 199 * 10**6)
+    assert second["amount"] == (Decimal("25.00"), Decimal("49.75"))
+    assert JavaIcebergTable(spark, table.sql_name).files_in_key_range(pinned, bounds, limit=1) is None
+    for column, bound in bounds.items():
+        one = {column: bound}
+        by_java = table.share_in_key_range(one)
+        monkeypatch.setattr(spark_iceberg, "_FEW_FILES", 0)  # the metadata table instead
+        by_query = table.share_in_key_range(one)
+        monkeypatch.undo()
+        assert by_java == pytest.approx(by_query), column
+        assert 0.0 < by_java < 1.0 or column == "code", column  # strings are not measured inside a file

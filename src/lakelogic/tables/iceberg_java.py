@@ -14,6 +14,8 @@ refreshed before each read that must see a statement's commit, so a catalog with
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from py4j.protocol import Py4JError
@@ -21,6 +23,7 @@ from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import SparkSession
 
 from lakelogic.errors import CommitError
+from lakelogic.tables.key_range import FileBounds, comparable_bound
 
 MAIN = "main"
 
@@ -83,3 +86,71 @@ class JavaIcebergTable:
         ``fast_forward`` procedure does."""
         self._table.manageSnapshots().fastForwardBranch(MAIN, branch).removeBranch(branch).commit()
         self._spark.catalog.refreshTable(self.name)
+
+    def files_in_key_range(
+        self, snapshot_id: int, bounds: Mapping[str, tuple[Any, Any]], *, limit: int
+    ) -> list[FileBounds] | None:
+        """Record count and key bounds (:func:`key_range.comparable_bound` form) of the data files at
+        ``snapshot_id`` whose metrics overlap ``bounds``, from Iceberg's own scan planning (manifests only,
+        files pruned by the same metrics); None when more than ``limit`` files overlap, or when a bound
+        cannot be a filter literal here. Each file costs a few gateway calls, so a caller with many files
+        to measure reads the ``data_files`` metadata table instead (one query, ~0.1 s)."""
+        schema = self._table.schema()
+        fields: dict[str, tuple[int, Any]] = {}
+        expressions = self._jvm.org.apache.iceberg.expressions.Expressions
+        both = getattr(expressions, "and")  # ``and`` is a Python keyword
+        condition = expressions.alwaysTrue()
+        for column, (low, high) in bounds.items():
+            field = schema.findField(column)
+            if field is None:
+                return None
+            fields[column] = (int(field.fieldId()), field.type())
+            condition = both(
+                condition,
+                both(
+                    expressions.greaterThanOrEqual(column, comparable_bound(low)),
+                    expressions.lessThanOrEqual(column, comparable_bound(high)),
+                ),
+            )
+        conversions = self._jvm.org.apache.iceberg.types.Conversions
+        files: list[FileBounds] = []
+        try:
+            planned = (
+                self._table.newScan()
+                .useSnapshot(snapshot_id)
+                .filter(condition)
+                .includeColumnStats()
+                .planFiles()
+            )
+        except (Py4JError, CapturedException):  # a literal the column's type does not take (see above)
+            return None
+        try:
+            tasks = planned.iterator()
+            while tasks.hasNext():
+                if len(files) == limit:
+                    return None
+                data_file = tasks.next().file()
+                lower, upper = data_file.lowerBounds(), data_file.upperBounds()
+                found: dict[str, tuple[Any, Any]] = {}
+                for column, (field_id, field_type) in fields.items():
+                    values = []
+                    for side in (lower, upper):
+                        raw = side.get(field_id) if side is not None else None
+                        values.append(
+                            None
+                            if raw is None
+                            else _python_value(conversions.fromByteBuffer(field_type, raw))
+                        )
+                    found[column] = (values[0], values[1])
+                files.append((int(data_file.recordCount()), found))
+        finally:
+            planned.close()
+        return files
+
+
+def _python_value(value: Any) -> Any:
+    """A converted bound as Python compares it: numbers and decimals arrive converted by the gateway; a
+    string arrives as a Java ``CharSequence``."""
+    if value is None or isinstance(value, (int, float, str, Decimal)):
+        return value
+    return str(value.toString())

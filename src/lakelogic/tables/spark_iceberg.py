@@ -30,6 +30,10 @@ from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import PREFIX, CommitStamp, committed_in
 from lakelogic.tables.target import ResolvedTarget
 
+# Up to this many data files overlapping a key range are measured through Iceberg's Java scan planning
+# (a few gateway calls each); more are read from the ``data_files`` metadata table in one query.
+_FEW_FILES = 64
+
 
 def quote_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
@@ -101,13 +105,22 @@ class IcebergTable:
     def share_in_key_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> float:
         """The estimated share of the rows in the files overlapping ``bounds`` whose keys lie inside them
         (:func:`key_range.share_in_range`), from each data file's key bounds at the snapshot this write
-        reads (the ``data_files`` metadata table: manifests only). 1.0 when there is nothing to measure or
-        the catalog has no readable metrics."""
+        reads (manifests only): through Iceberg's Java scan planning when few files overlap (~15 ms; the
+        ``data_files`` metadata query costs ~0.1 s, most of an SCD2 write's planning over a clustered
+        batch), else from that query. 1.0 when there is nothing to measure or the catalog has no readable
+        metrics."""
         schema = self.schema()
         columns = [k for k in bounds if schema is not None and k in schema.names]
         if schema is None or not columns:
             return 1.0
         pinned = self._pinned_snapshot()
+        wanted = {c: bounds[c] for c in columns}
+        if pinned is not None:  # few files overlap (a clustered batch): Iceberg's planning, ~15 ms
+            planned = JavaIcebergTable(self.spark, self.sql_name).files_in_key_range(
+                pinned, wanted, limit=_FEW_FILES
+            )
+            if planned is not None:
+                return share_in_range(planned, wanted)
         at = f" VERSION AS OF {pinned}" if pinned is not None else ""
 
         def metric(column: str, bound: str) -> str:
@@ -134,7 +147,7 @@ class IcebergTable:
             (int(r["record_count"]), {c: (r[f"lo{i}"], r[f"hi{i}"]) for i, c in enumerate(columns)})
             for r in rows
         ]
-        return share_in_range(files, {c: bounds[c] for c in columns})
+        return share_in_range(files, wanted)
 
     def _main_lineage(self) -> set[int]:
         """Snapshot ids in main's ancestry. Not the ``history`` table: a fast-forward (our merge publishes
