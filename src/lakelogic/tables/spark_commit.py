@@ -15,6 +15,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from lakelogic.errors import CommitError
+from lakelogic.tables.iceberg_java import java_class
 
 
 class _JavaCallable:
@@ -44,15 +45,16 @@ def run_with_commit_properties(
 
     context: Any = spark.sparkContext
     gateway = context._gateway
-    jvm = context._jvm
     ensure_callback_server_started(gateway)
-    jprops = jvm.java.util.HashMap()
+    jprops = java_class(spark, "java.util.HashMap")()
     for key, value in properties.items():
         jprops.put(key, value)
     callable_ = _JavaCallable(fn)
-    exception_class = jvm.java.lang.Class.forName("java.lang.RuntimeException")
+    exception_class = java_class(spark, "java.lang.Class").forName("java.lang.RuntimeException")
     try:
-        jvm.org.apache.iceberg.spark.CommitMetadata.withCommitProperties(jprops, callable_, exception_class)
+        java_class(spark, "org.apache.iceberg.spark.CommitMetadata").withCommitProperties(
+            jprops, callable_, exception_class
+        )
     except Exception as exc:
         if callable_.error is not None:
             raise callable_.error from None

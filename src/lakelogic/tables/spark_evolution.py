@@ -28,6 +28,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.errors import SchemaEvolutionError
+from lakelogic.tables.spark_batch import atomic_type_name, projected, quote_ident
 
 CAST_FAILURE_MARKER = "lakelogic_cast_failure"
 
@@ -199,6 +200,10 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
 def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> DataFrame:
     """Project the batch onto ``schema``: casts, NULLs for missing columns, the schema's column order."""
     present = set(batch.columns)
+    if not plan.checked_casts:
+        aligned = projected(batch, [_aligned_sql(f, present, batch.schema) for f in schema.fields])
+        if aligned is not None:
+            return aligned
     columns: list[Column] = []
     for f in schema.fields:
         if f.name not in present:
@@ -210,6 +215,18 @@ def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> Da
         else:
             columns.append(F.col(f"`{f.name}`"))
     return batch.select(*columns)
+
+
+def _aligned_sql(field: StructField, present: set[str], batch: StructType) -> str | None:
+    """One column of :func:`align_batch` as SQL text; None when its type has no SQL name here."""
+    name = quote_ident(field.name)
+    if field.name in present and same_type(batch[field.name].dataType, field.dataType):
+        return name
+    type_name = atomic_type_name(field.dataType)
+    if type_name is None:
+        return None
+    value = name if field.name in present else "NULL"
+    return f"CAST({value} AS {type_name}) AS {name}"
 
 
 def as_schema_error(exc: BaseException) -> SchemaEvolutionError | None:

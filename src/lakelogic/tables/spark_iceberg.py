@@ -21,7 +21,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.iceberg_java import MAIN, JavaIcebergTable
 from lakelogic.tables.key_range import FileBounds, share_in_range
-from lakelogic.tables.spark_batch import cast_type_name
+from lakelogic.tables.spark_batch import cast_type_name, quote_ident
 from lakelogic.tables.spark_commit import run_with_commit_properties
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_iceberg_branch import Commits, commit_on_branch
@@ -33,10 +33,6 @@ from lakelogic.tables.target import ResolvedTarget
 # Up to this many data files overlapping a key range are measured through Iceberg's Java scan planning
 # (a few gateway calls each); more are read from the ``data_files`` metadata table in one query.
 _FEW_FILES = 64
-
-
-def quote_ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def quote_table(name: str) -> str:

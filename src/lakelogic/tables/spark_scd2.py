@@ -14,17 +14,20 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.key_range import batch_keys
 from lakelogic.tables.spark_batch import (
     DELETE_FLAG,
+    atomic_type_name,
     change_partitions,
     check_keys_present,
     delete_flag,
+    projected,
     q,
+    quote_ident,
     rereads_the_same,
     with_soft_delete_columns,
 )
@@ -188,7 +191,7 @@ def _apply_scd2(
     if found is not None:
         target = found.read(adapter)
         # the one-MERGE path summarizes the whole (small) key range in its own statement
-        in_range = target.select(*_stored_columns(target, schema))
+        in_range = _in_schema(target, schema)
     member = _unknown_member_row(adapter, schema, scd, spec, aligned.sparkSession)
     if (
         in_range is not None
@@ -220,11 +223,23 @@ def _apply_scd2(
     )
 
 
-def _stored_columns(target: DataFrame, schema: StructType) -> list[Column]:
-    """The target's columns in the batch's schema; a column the target lacks yet reads as NULL."""
-    return [
-        q(c) if c in target.columns else F.lit(None).cast(schema[c].dataType).alias(c) for c in schema.names
-    ]
+def _in_schema(target: DataFrame, schema: StructType) -> DataFrame:
+    """The target's columns in the batch's schema; a column the target lacks yet reads as NULL. As SQL
+    text where the types allow (:func:`spark_batch.projected`)."""
+    present = set(target.columns)
+
+    def as_sql(field: StructField) -> str | None:
+        if field.name in present:
+            return quote_ident(field.name)
+        type_name = atomic_type_name(field.dataType)
+        return None if type_name is None else f"CAST(NULL AS {type_name}) AS {quote_ident(field.name)}"
+
+    shaped = projected(target, [as_sql(f) for f in schema.fields])
+    if shaped is not None:
+        return shaped
+    return target.select(
+        *[q(c) if c in present else F.lit(None).cast(schema[c].dataType).alias(c) for c in schema.names]
+    )
 
 
 def _stored_versions(
@@ -244,7 +259,7 @@ def _stored_versions(
     batch_keys_frame = aligned.select(*[q(k) for k in keys])
     if rows <= spec.broadcast_keys_max_rows:
         batch_keys_frame = F.broadcast(batch_keys_frame)  # probe the target without shuffling it
-    stored = target.join(batch_keys_frame, on=keys, how="left_semi").select(*_stored_columns(target, schema))
+    stored = _in_schema(target.join(batch_keys_frame, on=keys, how="left_semi"), schema)
     return stored.repartition(partitions, *[q(k) for k in keys])  # the scan's many file splits -> few
 
 

@@ -23,6 +23,7 @@ from lakelogic.tables.spark_batch import (
     change_partitions,
     check_keys_present,
     one_row_per_key,
+    quote_ident,
     rereads_the_same,
     with_soft_delete_columns,
 )
@@ -160,7 +161,7 @@ def _evolve(
     """Plan and apply write-side evolution; return the batch aligned to the (evolved) target schema."""
     current = adapter.schema()
     data_columns = [c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)]
-    batch_schema = frame.select(*[F.col(f"`{c}`") for c in data_columns]).schema
+    batch_schema = frame.selectExpr(*[quote_ident(c) for c in data_columns]).schema
     plan = plan_evolution(current, batch_schema, policy=spec.evolution, strategy=spec.strategy)
     outcome.warnings.extend(plan.warnings)
     _record_drift(outcome, current, batch_schema, plan)
