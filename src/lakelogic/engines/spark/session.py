@@ -9,7 +9,8 @@ Environment:
   LAKELOGIC_WAREHOUSE       embedded Iceberg warehouse directory (default ./.lakelogic/warehouse)
   LAKELOGIC_CATALOG         name of the default catalog (default ``lakelogic``)
   LAKELOGIC_SPARK_MASTER    master for the local session (default ``local[*]``)
-  LAKELOGIC_SPARK_CONF      extra ``key=value`` pairs separated by ``;``
+  LAKELOGIC_SPARK_CONF      extra ``key=value`` pairs separated by ``;`` (they override the defaults, e.g.
+                            ``spark.sql.shuffle.partitions``: 4 per local thread)
 """
 
 from __future__ import annotations
