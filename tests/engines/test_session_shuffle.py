@@ -9,13 +9,21 @@ from lakelogic.engines.spark.session import local_spark_conf, local_threads
 
 @pytest.mark.parametrize(
     ("master", "threads"),
-    [("local", 1), ("local[3]", 3), ("local[4, 2]", 4), ("local[0]", 1), ("spark://host:7077", None)],
+    [
+        ("local", 1),
+        ("local[3]", 3),
+        ("local[4, 2]", 4),
+        ("local[4 ,2]", 4),
+        ("local[0]", 1),
+        ("spark://host:7077", None),
+    ],
 )
 def test_local_threads_are_read_from_the_master(master: str, threads: int | None) -> None:
     assert local_threads(master) == threads
 
 
 def test_local_star_is_the_machine_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5}, raising=False)
     monkeypatch.setattr("os.cpu_count", lambda: 6)
     assert local_threads("local[*]") == 6
 

@@ -154,3 +154,24 @@ def test_java_planning_and_the_metadata_table_give_the_same_file_bounds(
         monkeypatch.undo()
         assert by_java == pytest.approx(by_query), column
         assert 0.0 < by_java < 1.0 or column == "code", column  # strings are not measured inside a file
+
+
+@pytest.mark.spark
+def test_timestamp_keys_near_the_epoch_fall_back_to_the_query(spark: Any, make_target: Make) -> None:
+    """py4j sends a small int as an Integer, which Iceberg does not take for a timestamp: the Java path
+    declines (no failed write), and the share comes from the metadata table."""
+    from lakelogic.tables.iceberg_java import JavaIcebergTable
+
+    target = make_target("iceberg")
+    spec = WriteSpec(strategy="append")
+    frame = spark.range(0, 100).selectExpr("timestamp_micros(id * 1000000) AS at")
+    write_frame(spark, frame.coalesce(1), target, spec, CommitStamp("e", "o"))
+    table = adapter_for(spark, target)
+    assert isinstance(table, IcebergTable)
+    bounds: dict[str, tuple[Any, Any]] = {"at": (TimestampMicros(0), TimestampMicros(9 * 10**6))}
+    table.read()
+    assert table.read_snapshot is not None
+    java = JavaIcebergTable(spark, table.sql_name)
+    assert java.files_in_key_range(table.read_snapshot, bounds, limit=10) is None
+    # seconds 0..9 of 0..99, measured in microseconds
+    assert table.share_in_key_range(bounds) == pytest.approx((9 * 10**6 + 1) / (99 * 10**6 + 1))

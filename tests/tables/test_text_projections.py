@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pyspark.sql.types import (
     ArrayType,
+    DataType,
     DecimalType,
     IntegerType,
     LongType,
@@ -51,10 +52,29 @@ def _target(nested: bool) -> StructType:
     return StructType(fields)
 
 
+def _recording_projected(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[bool]:
+    """Which path each projection took: True for SQL text."""
+    taken: list[bool] = []
+
+    def recording(frame: Any, expressions: list[str | None]) -> Any:
+        result = projected(frame, expressions)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(module, "projected", recording)
+    return taken
+
+
 @pytest.mark.parametrize("nested", [False, True], ids=["as text", "as columns"])
-def test_align_batch_casts_orders_and_fills_the_same_either_way(spark: Any, nested: bool) -> None:
+def test_align_batch_casts_orders_and_fills_the_same_either_way(
+    spark: Any, nested: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakelogic.tables import spark_evolution
+
+    taken = _recording_projected(monkeypatch, spark_evolution)
     batch = spark.createDataFrame([("2.5", 7)], "`amount.total` STRING, `current_date` BIGINT")
     aligned = align_batch(batch, _target(nested), EvolutionPlan())
+    assert taken == [not nested]
     assert [(f.name, f.dataType) for f in aligned.schema.fields] == [
         (f.name, f.dataType) for f in _target(nested).fields
     ]
@@ -65,13 +85,19 @@ def test_align_batch_casts_orders_and_fills_the_same_either_way(spark: Any, nest
 
 
 @pytest.mark.parametrize("nested", [False, True], ids=["as text", "as columns"])
-def test_shape_batch_adds_typed_nulls_for_the_scd_columns(spark: Any, nested: bool) -> None:
+def test_shape_batch_adds_typed_nulls_for_the_scd_columns(
+    spark: Any, nested: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakelogic.tables import spark_scd2_versions
+
+    taken = _recording_projected(monkeypatch, spark_scd2_versions)
     batch = spark.createDataFrame([(1, "x")], "`order` INT, `current_date` STRING")
     scd = Scd2Spec(business_key=("order",))
-    types = {"valid_from": TimestampType(), "current_date": StringType()}
+    types: dict[str, DataType] = {"valid_from": TimestampType(), "current_date": StringType()}
     if nested:
         types["history"] = ArrayType(StringType())
     shaped = shape_batch(batch, scd, types)
+    assert taken == [not nested]
     assert shaped.columns == ["order", "current_date", "valid_from", *(["history"] if nested else [])]
     assert shaped.schema["valid_from"].dataType == TimestampType()
     row = shaped.collect()[0]

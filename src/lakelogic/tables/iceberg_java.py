@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from loguru import logger
 from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JError
 from pyspark.errors.exceptions.captured import CapturedException
@@ -99,28 +100,21 @@ class JavaIcebergTable:
     ) -> list[FileBounds] | None:
         """Record count and key bounds (:func:`key_range.comparable_bound` form) of the data files at
         ``snapshot_id`` whose metrics overlap ``bounds``, from Iceberg's own scan planning (manifests only,
-        files pruned by the same metrics); None when more than ``limit`` files overlap, or when a bound
-        cannot be a filter literal here. Each file costs a few gateway calls, so a caller with many files
-        to measure reads the ``data_files`` metadata table instead (one query, ~0.1 s)."""
-        schema = self._table.schema()
-        fields: dict[str, tuple[int, Any]] = {}
-        expressions = java_class(self._spark, "org.apache.iceberg.expressions.Expressions")
-        both = getattr(expressions, "and")  # ``and`` is a Python keyword
-        condition = expressions.alwaysTrue()
-        for column, (low, high) in bounds.items():
-            field = schema.findField(column)
-            if field is None:
-                return None
-            fields[column] = (int(field.fieldId()), field.type())
-            condition = both(
-                condition,
-                both(
-                    expressions.greaterThanOrEqual(column, comparable_bound(low)),
-                    expressions.lessThanOrEqual(column, comparable_bound(high)),
-                ),
-            )
+        files pruned by the same metrics and by partition); None when more than ``limit`` files overlap,
+        or when a bound is no filter literal for its column (Iceberg binds the filter while it reads the
+        manifests, so that shows during the iteration). Each file costs a few gateway calls, so a caller
+        with many files to measure reads the ``data_files`` metadata table instead (one query, ~0.1 s).
+
+        Unlike that table, planning leaves out files that cannot hold a key in range (a key column that is
+        all NULL, a partition outside the range): their rows cannot match, so the share is the better
+        for it."""
+        ranged = self._range_filter(bounds)
+        if ranged is None:
+            return None
+        condition, fields = ranged
         conversions = java_class(self._spark, "org.apache.iceberg.types.Conversions")
         files: list[FileBounds] = []
+        planned = None
         try:
             planned = (
                 self._table.newScan()
@@ -129,30 +123,62 @@ class JavaIcebergTable:
                 .includeColumnStats()
                 .planFiles()
             )
-        except (Py4JError, CapturedException):  # a literal the column's type does not take (see above)
-            return None
-        try:
             tasks = planned.iterator()
             while tasks.hasNext():
                 if len(files) == limit:
                     return None
+                # py4j's iterator turns a failed next() into StopIteration: caught below, not a short list
                 data_file = tasks.next().file()
                 lower, upper = data_file.lowerBounds(), data_file.upperBounds()
                 found: dict[str, tuple[Any, Any]] = {}
                 for column, (field_id, field_type) in fields.items():
-                    values = []
-                    for side in (lower, upper):
-                        raw = side.get(field_id) if side is not None else None
-                        values.append(
-                            None
-                            if raw is None
-                            else _python_value(conversions.fromByteBuffer(field_type, raw))
-                        )
-                    found[column] = (values[0], values[1])
+                    low, high = (
+                        None
+                        if side is None or (raw := side.get(field_id)) is None
+                        else _python_value(conversions.fromByteBuffer(field_type, raw))
+                        for side in (lower, upper)
+                    )
+                    found[column] = (low, high)
                 files.append((int(data_file.recordCount()), found))
+        except (Py4JError, CapturedException, StopIteration) as exc:
+            logger.debug(f"{self.name}: key bounds through the scan planning failed ({exc}); using the query")
+            return None
         finally:
-            planned.close()
+            if planned is not None:
+                planned.close()
         return files
+
+    def _range_filter(
+        self, bounds: Mapping[str, tuple[Any, Any]]
+    ) -> tuple[Any, dict[str, tuple[int, Any]]] | None:
+        """The Iceberg filter ``low <= column <= high`` for every bound, with each column's field id and
+        type; None when a column is unknown or a bound would not bind. py4j sends a Python int that fits
+        in 32 bits as an ``Integer``, and Iceberg takes no ``Integer`` literal for a timestamp (bounds
+        within ~36 minutes of the epoch)."""
+        schema = self._table.schema()
+        expressions = java_class(self._spark, "org.apache.iceberg.expressions.Expressions")
+        both = getattr(expressions, "and")  # ``and`` is a Python keyword
+        condition = expressions.alwaysTrue()
+        fields: dict[str, tuple[int, Any]] = {}
+        for column, (low, high) in bounds.items():
+            field = schema.findField(column)
+            if field is None:
+                return None
+            field_type = field.type()
+            values = (comparable_bound(low), comparable_bound(high))
+            if str(field_type.typeId().name()) == "TIMESTAMP" and any(
+                isinstance(v, int) and -(2**31) <= v < 2**31 for v in values
+            ):
+                return None
+            fields[column] = (int(field.fieldId()), field_type)
+            condition = both(
+                condition,
+                both(
+                    expressions.greaterThanOrEqual(column, values[0]),
+                    expressions.lessThanOrEqual(column, values[1]),
+                ),
+            )
+        return condition, fields
 
 
 def _python_value(value: Any) -> Any:

@@ -83,17 +83,22 @@ def _local_shuffle_partitions(master: str) -> dict[str, str]:
     return {} if threads is None else {"spark.sql.shuffle.partitions": str(4 * threads)}
 
 
+def _usable_cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 def local_threads(master: str) -> int | None:
     """The worker threads of a ``local``, ``local[N]``, ``local[*]`` or ``local[N,F]`` master; None for
     any other master (a cluster sizes its own shuffles)."""
-    found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master.strip())
+    found = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\])?", master.strip())
     if found is None:
         return None
     threads = found.group(1)
     if threads is None:
         return 1
-    if threads == "*":
-        return os.cpu_count() or 1
+    if threads == "*":  # the cores this process may run on (a container's share), as the JVM counts
+        return _usable_cores()
     return max(int(threads), 1)
 
 
