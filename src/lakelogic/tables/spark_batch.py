@@ -43,6 +43,12 @@ def atomic_type_name(dtype: DataType) -> str | None:
     return cast_type_name(dtype) if isinstance(dtype, AtomicType) else None
 
 
+def null_as(name: str, dtype: DataType) -> str | None:
+    """``CAST(NULL AS <type>) AS <name>`` for an atomic type; None for a nested one."""
+    type_name = atomic_type_name(dtype)
+    return None if type_name is None else f"CAST(NULL AS {type_name}) AS {quote_ident(name)}"
+
+
 def projected(frame: DataFrame, expressions: list[str | None]) -> DataFrame | None:
     """``frame.selectExpr(*expressions)``, or None when one of them could not be written as SQL text.
 

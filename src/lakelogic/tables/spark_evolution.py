@@ -28,7 +28,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.errors import SchemaEvolutionError
-from lakelogic.tables.spark_batch import atomic_type_name, projected, quote_ident
+from lakelogic.tables.spark_batch import atomic_type_name, null_as, projected, quote_ident
 
 CAST_FAILURE_MARKER = "lakelogic_cast_failure"
 
@@ -220,13 +220,12 @@ def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> Da
 def _aligned_sql(field: StructField, present: set[str], batch: StructType) -> str | None:
     """One column of :func:`align_batch` as SQL text; None when its type has no SQL name here."""
     name = quote_ident(field.name)
-    if field.name in present and same_type(batch[field.name].dataType, field.dataType):
+    if field.name not in present:
+        return null_as(field.name, field.dataType)
+    if same_type(batch[field.name].dataType, field.dataType):
         return name
     type_name = atomic_type_name(field.dataType)
-    if type_name is None:
-        return None
-    value = name if field.name in present else "NULL"
-    return f"CAST({value} AS {type_name}) AS {name}"
+    return None if type_name is None else f"CAST({name} AS {type_name}) AS {name}"
 
 
 def as_schema_error(exc: BaseException) -> SchemaEvolutionError | None:

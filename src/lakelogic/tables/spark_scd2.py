@@ -14,17 +14,17 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import StructType
 
 from lakelogic.errors import MergeKeyError
 from lakelogic.tables.base import CommitResult, TableAdapter
 from lakelogic.tables.key_range import batch_keys
 from lakelogic.tables.spark_batch import (
     DELETE_FLAG,
-    atomic_type_name,
     change_partitions,
     check_keys_present,
     delete_flag,
+    null_as,
     projected,
     q,
     quote_ident,
@@ -227,14 +227,8 @@ def _in_schema(target: DataFrame, schema: StructType) -> DataFrame:
     """The target's columns in the batch's schema; a column the target lacks yet reads as NULL. As SQL
     text where the types allow (:func:`spark_batch.projected`)."""
     present = set(target.columns)
-
-    def as_sql(field: StructField) -> str | None:
-        if field.name in present:
-            return quote_ident(field.name)
-        type_name = atomic_type_name(field.dataType)
-        return None if type_name is None else f"CAST(NULL AS {type_name}) AS {quote_ident(field.name)}"
-
-    shaped = projected(target, [as_sql(f) for f in schema.fields])
+    as_sql = [quote_ident(f.name) if f.name in present else null_as(f.name, f.dataType) for f in schema]
+    shaped = projected(target, as_sql)
     if shaped is not None:
         return shaped
     return target.select(

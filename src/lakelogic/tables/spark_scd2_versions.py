@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, IntegerType, StringType, StructType, TimestampType
 
 from lakelogic.errors import MergeKeyError
-from lakelogic.tables.spark_batch import DELETE_FLAG, atomic_type_name, cast_to, projected, q, quote_ident
+from lakelogic.tables.spark_batch import DELETE_FLAG, cast_to, null_as, projected, q, quote_ident
 from lakelogic.tables.spec import Scd2Spec, WriteSpec
 
 T = "_ll_t"  # change time
@@ -57,13 +57,8 @@ def scd_column_types(scd: Scd2Spec, batch: StructType, target: StructType | None
 
 def shape_batch(frame: DataFrame, scd: Scd2Spec, types: dict[str, DataType]) -> DataFrame:
     """Batch with the SCD columns present (typed NULL; they are computed later)."""
-
-    def null_of(name: str, dtype: DataType) -> str | None:
-        type_name = atomic_type_name(dtype)
-        return None if type_name is None else f"CAST(NULL AS {type_name}) AS {quote_ident(name)}"
-
-    as_sql = [null_of(c, types[c]) if c in types else quote_ident(c) for c in frame.columns]
-    as_sql += [null_of(name, dtype) for name, dtype in types.items() if name not in frame.columns]
+    as_sql = [null_as(c, types[c]) if c in types else quote_ident(c) for c in frame.columns]
+    as_sql += [null_as(name, dtype) for name, dtype in types.items() if name not in frame.columns]
     shaped = projected(frame, as_sql)
     if shaped is not None:
         return shaped
