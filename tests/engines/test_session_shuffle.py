@@ -40,3 +40,26 @@ def test_four_shuffle_partitions_per_local_thread_and_none_set_for_a_cluster(
 def test_the_environment_overrides_the_shuffle_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKELOGIC_SPARK_CONF", "spark.sql.shuffle.partitions=64")
     assert local_spark_conf("local[3]")["spark.sql.shuffle.partitions"] == "64"
+
+
+def test_the_partitions_follow_the_master_the_settings_end_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A master changed by the environment or the caller's settings decides, not the one asked for first."""
+    monkeypatch.setenv("LAKELOGIC_SPARK_CONF", "spark.master=spark://host:7077")
+    assert "spark.sql.shuffle.partitions" not in local_spark_conf("local[3]")
+    monkeypatch.delenv("LAKELOGIC_SPARK_CONF")
+    clustered = local_spark_conf("local[3]", extra={"spark.master": "spark://host:7077"})
+    assert "spark.sql.shuffle.partitions" not in clustered
+    assert (
+        local_spark_conf("spark://host:7077", extra={"spark.master": "local[2]"})[
+            "spark.sql.shuffle.partitions"
+        ]
+        == "8"
+    )
+    # the caller's settings still win over the environment's
+    monkeypatch.setenv("LAKELOGIC_SPARK_CONF", "spark.sql.shuffle.partitions=64")
+    assert (
+        local_spark_conf("local[3]", extra={"spark.sql.shuffle.partitions": 5})[
+            "spark.sql.shuffle.partitions"
+        ]
+        == "5"
+    )

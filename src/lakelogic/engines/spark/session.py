@@ -102,12 +102,15 @@ def local_threads(master: str) -> int | None:
     return max(int(threads), 1)
 
 
-def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> dict[str, str]:
-    """Configuration of the embedded local session (also used by the test fixture)."""
+def local_spark_conf(
+    master: str | None = None, *, for_tests: bool = False, extra: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """Configuration of the embedded local session (also used by the test fixture).
+    ``LAKELOGIC_SPARK_CONF`` and then ``extra`` (the caller's settings) override the defaults. The
+    shuffle partitions follow the master the session ends up with, unless a setting names them."""
     catalog = default_catalog()
-    chosen_master = master or os.environ.get("LAKELOGIC_SPARK_MASTER", "local[*]")
     conf: dict[str, str] = {
-        "spark.master": chosen_master,
+        "spark.master": master or os.environ.get("LAKELOGIC_SPARK_MASTER", "local[*]"),
         "spark.app.name": "lakelogic",
         # Python workers (external logic, test fixtures) must run the interpreter that has our packages.
         "spark.pyspark.python": sys.executable,
@@ -126,7 +129,6 @@ def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> d
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.adaptive.enabled": "true",
-        **_local_shuffle_partitions(chosen_master),
         "spark.driver.memory": os.environ.get("LAKELOGIC_SPARK_DRIVER_MEMORY", "4g"),
         # UTC times; an English JVM locale so lower/upper never use locale rules (Turkish dotless i).
         "spark.driver.extraJavaOptions": _JAVA_OPTIONS,
@@ -145,6 +147,9 @@ def local_spark_conf(master: str | None = None, *, for_tests: bool = False) -> d
     for pair in filter(None, os.environ.get("LAKELOGIC_SPARK_CONF", "").split(";")):
         key, _, value = pair.partition("=")
         conf[key.strip()] = value.strip()
+    conf.update({key: str(value) for key, value in (extra or {}).items()})
+    if "spark.sql.shuffle.partitions" not in conf:
+        conf.update(_local_shuffle_partitions(conf["spark.master"]))
     return conf
 
 
@@ -164,7 +169,7 @@ def spark_session(*, master: str | None = None, conf: dict[str, Any] | None = No
         return active
     _require_java()
     builder = SparkSession.builder
-    for key, value in {**local_spark_conf(master), **(conf or {})}.items():
+    for key, value in local_spark_conf(master, extra=conf).items():
         builder = builder.config(key, str(value))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
