@@ -145,13 +145,11 @@ def staged_batch(spark: SparkSession, rows: int, *, clustered: bool) -> DataFram
 
 
 def fresh_copy(spark: SparkSession, source: str, target: str) -> None:
-    """A copy with the row-level table properties LakeLogic sets when it creates an unpartitioned table
-    (merge-on-read, no distribution shuffle); a plain CTAS would be copy-on-write and make every merge
-    rewrite whole data files."""
-    from lakelogic.tables.spec import WriteSpec
+    """A copy with the row-level table properties LakeLogic sets when it creates a table (merge-on-read);
+    a plain CTAS would be copy-on-write and make every merge rewrite whole data files."""
+    from lakelogic.tables.spec import ICEBERG_ROW_LEVEL_DEFAULTS
 
-    created = WriteSpec(strategy="merge").table_properties_for("iceberg")  # as a merge or SCD2 creates it
-    properties = ", ".join(f"'{k}' = '{v}'" for k, v in created.items())
+    properties = ", ".join(f"'{k}' = '{v}'" for k, v in ICEBERG_ROW_LEVEL_DEFAULTS.items())
     spark.sql(f"DROP TABLE IF EXISTS {target}")
     # The same file layout for every strategy's copy (8 files of disjoint key ranges, as after a sorted
     # compaction): the SCD2 base comes from an SCD2 initial load (one file per shuffle partition), the

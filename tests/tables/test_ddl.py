@@ -46,7 +46,6 @@ def test_contract_ddl_has_model_lineage_scd_and_quarantine_columns() -> None:
     assert columns["_lakelogic_processed_at"] == "TIMESTAMP"
     assert "PARTITIONED BY (`tier`)" in target.statement
     assert "'write.merge.mode' = 'merge-on-read'" in target.statement
-    assert "distribution-mode" not in target.statement  # partitioned: Iceberg's hash distribution stays
     assert "'write.format.default' = 'parquet'" in target.statement
     assert target.statement.startswith("CREATE TABLE IF NOT EXISTS `lakelogic`.`gold`.`dim_customer`")
     assert quarantine.target.name.endswith("quarantine.dim_customer")

@@ -103,25 +103,3 @@ def test_stamp_matches_run_or_same_pipeline_window() -> None:
     standalone = CommitStamp("run-9", "orders")
     assert standalone.window_key is None
     assert not standalone.matches(props)
-
-
-@pytest.mark.parametrize("strategy", ["merge", "scd2"])
-def test_unpartitioned_row_level_tables_write_without_a_distribution_shuffle(strategy: str) -> None:
-    from lakelogic.tables.spec import WriteSpec
-
-    props = WriteSpec(strategy=strategy).table_properties_for("iceberg")
-    assert props["write.merge.mode"] == "merge-on-read"
-    for kind in ("merge", "update", "delete"):
-        assert props[f"write.{kind}.distribution-mode"] == "none"
-
-
-def test_partitioned_tables_and_the_contract_keep_their_distribution() -> None:
-    from lakelogic.tables.spec import WriteSpec
-
-    partitioned = WriteSpec(strategy="merge", partition_by=("tier",)).table_properties_for("iceberg")
-    assert partitioned["write.merge.mode"] == "merge-on-read"
-    assert not any(key.endswith("distribution-mode") for key in partitioned)
-    chosen = WriteSpec(strategy="merge", table_properties={"write.merge.distribution-mode": "hash"})
-    assert chosen.table_properties_for("iceberg")["write.merge.distribution-mode"] == "hash"
-    assert "write.merge.distribution-mode" not in WriteSpec(strategy="append").table_properties_for("iceberg")
-    assert WriteSpec(strategy="merge").table_properties_for("delta") == {}

@@ -248,23 +248,13 @@ def test_a_first_merge_load_is_not_spread_over_the_shuffle_partitions(spark: Any
     assert files is not None and files["n"] == 1
 
 
-@pytest.mark.parametrize("adaptive", [True, False])
 def test_a_deduplicated_merge_batch_is_not_spread_over_the_shuffle_partitions(
-    spark: Any, make_target: Any, adaptive: bool
+    spark: Any, make_target: Any
 ) -> None:
     """Keeping the latest row per key shuffles the batch into every shuffle partition; the merge's
-    statements must still land it in few files (a file per partition would be the small-file problem).
-    The table is unpartitioned, so by default its row-level writes have no distribution of their own
-    (spec.ICEBERG_UNPARTITIONED_ROW_LEVEL_DEFAULTS): adaptive execution, on by default, coalesces the
-    join's small partitions. Without it, the table property `hash` (Iceberg's default) does it."""
+    statements must still land it in few files (a file per partition would be the small-file problem)."""
     target = make_target("iceberg")
-    spec = WriteSpec(
-        strategy="merge",
-        primary_key=("id",),
-        merge_dedup_guard=True,
-        watermark_field="version",
-        table_properties={} if adaptive else {"write.merge.distribution-mode": "hash"},
-    )
+    spec = WriteSpec(strategy="merge", primary_key=("id",), merge_dedup_guard=True, watermark_field="version")
     seed = spark.createDataFrame([(1, "a", 1)], "id int, name string, version int")
     write_frame(spark, seed, target, spec, CommitStamp("seed", "o"))
     batch = (
@@ -272,15 +262,12 @@ def test_a_deduplicated_merge_batch_is_not_spread_over_the_shuffle_partitions(
         .selectExpr("CAST(id % 40 AS INT) AS id", "CAST(id AS STRING) AS name", "CAST(id AS INT) AS version")
         .coalesce(1)
     )
-    settings = {"spark.sql.shuffle.partitions": "50", "spark.sql.adaptive.enabled": str(adaptive).lower()}
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "50")
     try:
         out = write_frame(spark, batch, target, spec, CommitStamp("r1", "o"))
     finally:
-        for key, value in before.items():
-            spark.conf.set(key, value)
+        spark.conf.set("spark.sql.shuffle.partitions", before)
     assert (out.rows_inserted, out.rows_updated) == (39, 1)
     rows = {r["id"]: r["name"] for r in read_back(spark, target)}
     assert rows == {i: str(i + 40) for i in range(40)}  # the later of the two rows of every key

@@ -35,17 +35,6 @@ ICEBERG_ROW_LEVEL_DEFAULTS = {
     "write.update.mode": "merge-on-read",
     "write.delete.mode": "merge-on-read",
 }
-ICEBERG_UNPARTITIONED_ROW_LEVEL_DEFAULTS = {
-    # An unpartitioned table has nothing to cluster a row-level write by, yet Iceberg's default (hash)
-    # still shuffles its rows once more after the MERGE's join, by data file for the deletes, and puts
-    # every inserted row (no data file) into one partition: one task wrote the whole change set. With
-    # `none` the join's own tasks write it, in parallel and without that shuffle (10M rows, 1% batch:
-    # merge -25%, SCD2 -35%; docs/decisions.md "Session 25"). A partitioned table keeps the hash
-    # distribution, or every task would write a file into every partition it saw.
-    "write.merge.distribution-mode": "none",
-    "write.update.distribution-mode": "none",
-    "write.delete.distribution-mode": "none",
-}
 
 _SCD2_ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp_field": ("timestamp_field", "change_date_field"),
@@ -163,16 +152,13 @@ class WriteSpec:
         return {name: dtype for name, dtype in wanted.items() if name}
 
     def table_properties_for(self, fmt: str) -> dict[str, str]:
-        """Properties a new table gets: Iceberg row-level defaults for merge/SCD2 (merge-on-read; no
-        distribution shuffle when unpartitioned), then the contract's, which win.
+        """Properties a new table gets: Iceberg row-level defaults for merge/SCD2, then the contract's.
 
         ``delta.*`` keys go only to Delta tables and every other key only to Iceberg (Delta rejects
         unknown properties), so one contract can target either format."""
         props: dict[str, str] = {}
         if fmt == "iceberg" and self.strategy in ("merge", "scd2"):
             props.update(ICEBERG_ROW_LEVEL_DEFAULTS)
-            if not self.partition_by:
-                props.update(ICEBERG_UNPARTITIONED_ROW_LEVEL_DEFAULTS)
         for key, value in self.table_properties.items():
             if (fmt == "delta") == key.startswith("delta.") and fmt in ("iceberg", "delta"):
                 props[key] = value
