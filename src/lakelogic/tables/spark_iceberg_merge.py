@@ -20,7 +20,8 @@ Both commits go to a run-private Iceberg branch that is then fast-forwarded onto
 (:mod:`lakelogic.tables.spark_iceberg_branch`), so readers and the exactly-once check see both or neither.
 Counts come from the snapshot summaries: every updated row deletes one position and adds one record
 (merge-on-read), every inserted row adds one record (:func:`rows_deleted`). Batches that may carry CDC
-deletes, soft-delete targets and copy-on-write tables keep the general path.
+deletes, soft-delete targets, copy-on-write tables and tables whose ``MERGE`` does not cluster its deletes by
+data file (:func:`deletes_clustered_by_file`) keep the general path.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
 
 MERGE_ON_READ = "merge-on-read"
+SESSION_DISTRIBUTION_MODE = "spark.sql.iceberg.distribution-mode"  # Iceberg's session-wide override
 
 
 @dataclass
@@ -52,18 +54,37 @@ def may_delete(batch_columns: set[str], spec: WriteSpec) -> bool:
 
 
 def single_scan_applies(table: object, spec: WriteSpec, batch_columns: set[str]) -> bool:
-    """The fast path needs an existing merge-on-read Iceberg table and a batch that deletes nothing."""
+    """The fast path needs an existing merge-on-read Iceberg table whose ``MERGE`` writes each data file's
+    deletes from one task (:func:`deletes_clustered_by_file`), and a batch that deletes nothing."""
     if not isinstance(table, IcebergTable) or spec.soft_delete_column or may_delete(batch_columns, spec):
         return False
     if not table.exists():
         return False
     rows = table.spark.sql(f"SHOW TBLPROPERTIES {table.sql_name}").collect()
     properties = {str(r["key"]): str(r["value"]) for r in rows}
-    return properties.get("write.merge.mode") == MERGE_ON_READ
+    return properties.get("write.merge.mode") == MERGE_ON_READ and deletes_clustered_by_file(
+        table.spark.conf.get(SESSION_DISTRIBUTION_MODE, None), properties
+    )
+
+
+def deletes_clustered_by_file(session_mode: str | None, properties: dict[str, str]) -> bool:
+    """True when a ``MERGE``'s position deletes reach the writers clustered by data file: Iceberg's ``hash``
+    distribution, its default for a merge-on-read ``MERGE``.
+
+    The fast paths count updated rows from the snapshot summary (:func:`rows_deleted`), which is exact only
+    then. A file-scoped delete file (Iceberg ≥ 1.8) carries the data file's earlier deletes along, and
+    under ``none`` several tasks can each write one for the same data file, each carrying them (``range``
+    may split a file's deletes at a range boundary: treated the same, not measured): a merge of 100 keys into a file with 100 earlier deletes reported 400 updated rows and -300
+    inserted (docs/decisions.md "Session 25"). Such tables take the change-set path, which counts its
+    change set. The session setting wins over the table property, as in Iceberg; the table-wide
+    ``write.distribution-mode`` does not apply to a ``MERGE``."""
+    mode = session_mode or properties.get("write.merge.distribution-mode") or "hash"
+    return mode.strip().lower() == "hash"
 
 
 def rows_deleted(commits: Commits) -> int:
-    """Rows the commits deleted through position deletes (merge-on-read: one per updated or deleted row).
+    """Rows the commits deleted through position deletes (merge-on-read: one per updated or deleted row,
+    when each data file's deletes come from one task: :func:`deletes_clustered_by_file`).
 
     Not ``added-position-deletes`` alone: a delete file that covers one data file (file-scoped deletes,
     Iceberg's default since 1.8, and every format-v3 deletion vector) replaces the file's earlier delete
