@@ -73,10 +73,11 @@ def deletes_clustered_by_file(session_mode: str | None, properties: dict[str, st
 
     The fast paths count updated rows from the snapshot summary (:func:`rows_deleted`), which is exact only
     then. A file-scoped delete file (Iceberg ≥ 1.8) carries the data file's earlier deletes along, and
-    under ``none`` several tasks can each write one for the same data file, each carrying them (``range``
-    may split a file's deletes at a range boundary: treated the same, not measured): a merge of 100 keys into a file with 100 earlier deletes reported 400 updated rows and -300
-    inserted (docs/decisions.md "Session 25"). Such tables take the change-set path, which counts its
-    change set. The session setting wins over the table property, as in Iceberg; the table-wide
+    under ``none`` several tasks can each write one for the same data file, each carrying them: a merge of
+    100 keys into a file with 100 earlier deletes reported 400 updated rows and -300 inserted
+    (docs/decisions.md "Session 25 decisions"). ``range`` may split a file's deletes at a range boundary;
+    it is treated the same, not measured. Such tables take the change-set path, which counts its change
+    set. The session setting wins over the table property, as in Iceberg; the table-wide
     ``write.distribution-mode`` does not apply to a ``MERGE``."""
     mode = session_mode or properties.get("write.merge.distribution-mode") or "hash"
     return mode.strip().lower() == "hash"
