@@ -509,10 +509,9 @@ def test_a_merge_into_a_table_without_snapshots_lands_on_main(
     assert adapter_for(spark, target).already_committed(CommitStamp("run-1", "o"))
 
 
-def _spread_writes() -> dict[str, str]:
-    """Several join tasks and no broadcast, so a MERGE's deletes for one data file come from several
-    tasks unless the write clusters them by file."""
-    return {"spark.sql.shuffle.partitions": "4", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+# several join tasks and no broadcast, so a MERGE's deletes for one data file come from several tasks
+# unless the write clusters them by file
+SPREAD_WRITES = {"spark.sql.shuffle.partitions": "4", "spark.sql.autoBroadcastJoinThreshold": "-1"}
 
 
 @pytest.mark.parametrize("strategy", ["merge", "scd2"])
@@ -529,7 +528,7 @@ def test_counts_stay_exact_when_a_merge_does_not_cluster_its_deletes_by_file(
     spec = WriteSpec(strategy="merge", primary_key=("id",), keys_unique=True, table_properties=properties)
     if strategy == "scd2":
         spec = replace(spec, strategy="scd2", scd2=Scd2Spec(business_key=("id",), track_columns=("v",)))
-    settings = _spread_writes()
+    settings = dict(SPREAD_WRITES)
     if where == "session":
         settings["spark.sql.iceberg.distribution-mode"] = "none"
     before = {key: spark.conf.get(key, None) for key in settings}
