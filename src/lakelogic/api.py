@@ -131,8 +131,8 @@ class DataProcessor:
         decided (:class:`lakelogic.plan.approval.ApprovalGate`, as the driver passes it). ``record``:
         write the run-log row (DRIVER §15.1; default: when materializing; the driver and ``lakelogic
         run`` record their own rows)."""
+        from lakelogic.engines.spark.pinned import pinned_semantics
         from lakelogic.engines.spark.runner import RunRequest, run_contract
-        from lakelogic.engines.spark.utc import utc_session
         from lakelogic.sources.windows import ReadWindow
 
         # ``window``: (start, end), or an object with start/end/label/reason (the driver's Window); the
@@ -158,7 +158,7 @@ class DataProcessor:
 
         recording = materialize if record is None else record
         try:
-            with utc_session(self.spark):
+            with pinned_semantics(self.spark):
                 outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
         except Exception as exc:
             # an unexpected failure still tells the channels subscribed to `failure`, then propagates
@@ -231,9 +231,9 @@ class DataProcessor:
             reason=reason,
             requested_by=requested_by,
         )
-        from lakelogic.engines.spark.utc import utc_session
+        from lakelogic.engines.spark.pinned import pinned_semantics
 
-        with utc_session(self.spark):
+        with pinned_semantics(self.spark):
             return forget_subjects(self.spark, self.contract, request, target=target, env=env)
 
     def apply_retention(
@@ -250,9 +250,9 @@ class DataProcessor:
                 "the contract has no compliance.retention",
                 hint="add compliance: {retention: {period: P90D, column: <a date or timestamp column>}}",
             )
-        from lakelogic.engines.spark.utc import utc_session
+        from lakelogic.engines.spark.pinned import pinned_semantics
 
-        with utc_session(self.spark):
+        with pinned_semantics(self.spark):
             return apply_retention(
                 self.spark, self.contract, dry_run=dry_run, target=target, env=env, policy=policy
             )

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakelogic.api import DataProcessor
-from lakelogic.engines.spark.utc import ZONE_KEY, utc_session
+from lakelogic.engines.spark.pinned import TIMESTAMP_TYPE_KEY, ZONE_KEY, pinned_semantics
 
 CONTRACT: dict[str, Any] = {
     "version": "1.0.0",
@@ -84,7 +84,7 @@ def test_overlapping_runs_restore_the_zone_once_the_last_one_leaves() -> None:
     seen: list[str | None] = []
 
     def first() -> None:
-        with utc_session(session):  # type: ignore[arg-type]
+        with pinned_semantics(session):  # type: ignore[arg-type]
             first_inside.set()
             second_left.wait(5)
             seen.append(session.conf.get(ZONE_KEY))
@@ -92,7 +92,7 @@ def test_overlapping_runs_restore_the_zone_once_the_last_one_leaves() -> None:
     worker = threading.Thread(target=first)
     worker.start()
     first_inside.wait(5)
-    with utc_session(session):  # type: ignore[arg-type]
+    with pinned_semantics(session):  # type: ignore[arg-type]
         seen.append(session.conf.get(ZONE_KEY))
     second_left.set()
     worker.join(5)
@@ -103,6 +103,36 @@ def test_overlapping_runs_restore_the_zone_once_the_last_one_leaves() -> None:
 
 def test_a_utc_session_is_left_alone() -> None:
     session = _Session("UTC")
-    with utc_session(session):  # type: ignore[arg-type]
+    with pinned_semantics(session):  # type: ignore[arg-type]
         assert session.conf.get(ZONE_KEY) == "UTC"
     assert session.conf.sets == []
+
+
+@pytest.mark.spark
+def test_a_timestamp_ntz_session_still_gives_instants(spark: Any) -> None:
+    """SEMANTICS §5.1: a model `timestamp` is TimestampType (an instant), whatever
+    `spark.sql.timestampType` the session was given; the session gets its own value back."""
+    from pyspark.sql.types import TimestampType
+
+    contract = {**CONTRACT, "lineage": {"enabled": True}}
+    spark.conf.set(TIMESTAMP_TYPE_KEY, "TIMESTAMP_NTZ")
+    try:
+        source = spark.createDataFrame(ROWS, "id int, ts string, d string")
+        good, bad = DataProcessor(contract, spark=spark).run(source)
+        assert spark.conf.get(TIMESTAMP_TYPE_KEY) == "TIMESTAMP_NTZ"
+    finally:
+        spark.conf.unset(TIMESTAMP_TYPE_KEY)
+    assert good.schema["ts"].dataType == TimestampType()
+    assert good.schema["_lakelogic_processed_at"].dataType == TimestampType()
+    assert bad.schema["_lakelogic_quarantined_at"].dataType == TimestampType()
+    assert sorted(r["id"] for r in good.collect()) == [2, 3]
+
+
+def test_both_settings_are_pinned_and_restored() -> None:
+    session = _Session("Europe/Paris")
+    session.conf.values[TIMESTAMP_TYPE_KEY] = "TIMESTAMP_NTZ"
+    with pinned_semantics(session):  # type: ignore[arg-type]
+        assert session.conf.get(ZONE_KEY) == "UTC"
+        assert session.conf.get(TIMESTAMP_TYPE_KEY) == "TIMESTAMP_LTZ"
+    assert session.conf.get(ZONE_KEY) == "Europe/Paris"
+    assert session.conf.get(TIMESTAMP_TYPE_KEY) == "TIMESTAMP_NTZ"

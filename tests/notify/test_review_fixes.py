@@ -148,9 +148,9 @@ def test_unexpected_run_errors_still_notify_failure(monkeypatch: pytest.MonkeyPa
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk on fire")
 
-    class Conf:  # what the run's UTC pin reads (engines.spark.utc); no Spark is needed here
-        def get(self, key: str, default: str | None = None) -> str:
-            return "UTC"
+    class Conf:  # what the run's settings pin reads (engines.spark.pinned); no Spark is needed here
+        def get(self, key: str, default: str | None = None) -> str | None:
+            return {"spark.sql.session.timeZone": "UTC"}.get(key, default)
 
     class Session:
         conf = Conf()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -40,10 +42,10 @@ def test_contract_ddl_has_model_lineage_scd_and_quarantine_columns() -> None:
     contract = load_contract(CONTRACT)
     target, quarantine = contract_ddl(contract, compile_contract(contract), resolve_target(contract))
     columns = dict(target.columns)
-    assert columns["amount"] == "DECIMAL(10,2)" and columns["changed_at"] == "TIMESTAMP"
-    assert columns["effective_from"] == "TIMESTAMP" and columns["is_current"] == "BOOLEAN"
+    assert columns["amount"] == "DECIMAL(10,2)" and columns["changed_at"] == "TIMESTAMP_LTZ"
+    assert columns["effective_from"] == "TIMESTAMP_LTZ" and columns["is_current"] == "BOOLEAN"
     assert columns["version"] == "INT" and columns["sk"] == "STRING"
-    assert columns["_lakelogic_processed_at"] == "TIMESTAMP"
+    assert columns["_lakelogic_processed_at"] == "TIMESTAMP_LTZ"
     assert "PARTITIONED BY (`tier`)" in target.statement
     assert "'write.merge.mode' = 'merge-on-read'" in target.statement
     assert "'write.format.default' = 'parquet'" in target.statement
@@ -91,3 +93,24 @@ def test_cli_apply_creates_empty_tables(spark: object, tmp_path: Path) -> None:
     assert f"altered   delta {out}" in altered.output
     assert "note" in [f.name for f in DeltaTable(str(out)).schema().fields]
     assert DeltaTable(str(out)).to_pyarrow_table().num_rows == 0  # no rows written
+
+
+@pytest.mark.spark
+def test_apply_creates_instants_in_a_timestamp_ntz_session(spark: Any, tmp_path: Path) -> None:
+    """A bare TIMESTAMP would mean TIMESTAMP_NTZ in such a session; a model `timestamp` is an instant."""
+    from pyspark.sql.types import TimestampType
+
+    path = tmp_path / "dim.yaml"
+    path.write_text(yaml.safe_dump(CONTRACT))
+    name = f"lakelogic.ddl_ntz.dim_{uuid.uuid4().hex[:8]}"
+    spark.conf.set("spark.sql.timestampType", "TIMESTAMP_NTZ")
+    try:
+        result = CliRunner().invoke(app, ["ddl", str(path), "--apply", "--target", name])
+        assert result.exit_code == 0, result.output
+        assert spark.conf.get("spark.sql.timestampType") == "TIMESTAMP_NTZ", "the session's own value is back"
+    finally:
+        spark.conf.unset("spark.sql.timestampType")
+    types = {f.name: f.dataType for f in spark.table(name).schema.fields}
+    for column in ("changed_at", "effective_from", "effective_to", "_lakelogic_processed_at"):
+        assert types[column] == TimestampType(), column
+    spark.sql(f"DROP TABLE {name}")

@@ -68,6 +68,7 @@ def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
     """DRIVER §17 ``--ddl-only``: the target and quarantine tables of every selected contract with a
     ``materialization`` block, in DAG order, from the effective contracts; created (empty) when ``apply``,
     else only printed. Returns the exit code (1 when a table could not be planned or created)."""
+    from lakelogic.engines.spark.pinned import pinned_semantics
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.tables.ddl import apply_ddl, contract_ddl
     from lakelogic.tables.target import resolve_target
@@ -89,7 +90,8 @@ def ddl_only(pipeline: Pipeline, *, apply: bool) -> int:
                     if spark is None:
                         console.print(f"-- {node_id}\n{table.statement}\n", markup=False, highlight=False)
                     else:
-                        done = apply_ddl(spark, table)
+                        with pinned_semantics(spark):  # TIMESTAMP is an instant, as in a run
+                            done = apply_ddl(spark, table)
                         console.print(f"{done:<9} {table.target.format} {table.target.name}  ({node_id})")
             except Exception as exc:  # noqa: BLE001 - reported per node; the other tables are still created
                 failed += 1

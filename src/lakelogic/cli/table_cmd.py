@@ -56,12 +56,14 @@ def ddl(
     if not apply:
         typer.echo("\n\n".join(t.statement for t in tables))
         return
+    from lakelogic.engines.spark.pinned import pinned_semantics
     from lakelogic.engines.spark.session import spark_session
 
     spark = spark_session()
     for table in tables:
         try:
-            done = apply_ddl(spark, table)
+            with pinned_semantics(spark):  # TIMESTAMP is an instant, as in a run
+                done = apply_ddl(spark, table)
         except LakeLogicError as exc:
             err.print(f"[red]error:[/red] {escape(f'{table.target.name}: {exc}')}", highlight=False)
             raise typer.Exit(1) from None

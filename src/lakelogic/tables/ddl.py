@@ -7,6 +7,7 @@ creates the (empty) tables through the same adapters the writes use.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +18,17 @@ from lakelogic.tables.target import ResolvedTarget
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-_LINEAGE_TYPES = {"processed_at": "TIMESTAMP", "created_at": "TIMESTAMP"}
+# A bare TIMESTAMP follows the reading session's spark.sql.timestampType: in a session set to
+# TIMESTAMP_NTZ the printed DDL would create columns without time zone, where a model `timestamp` is an
+# instant (SEMANTICS §5.1). The DDL names the type exactly.
+INSTANT = "TIMESTAMP_LTZ"
+_BARE_TIMESTAMP = re.compile(r"\bTIMESTAMP\b")
+_LINEAGE_TYPES = {"processed_at": INSTANT, "created_at": INSTANT}
 QUARANTINE_COLUMNS = (
     ("_lakelogic_errors", "ARRAY<STRING>"),
     ("_lakelogic_categories", "ARRAY<STRING>"),
     ("_lakelogic_run_id", "STRING"),
-    ("_lakelogic_quarantined_at", "TIMESTAMP"),
+    ("_lakelogic_quarantined_at", INSTANT),
 )
 
 
@@ -42,9 +48,19 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "\\'") + "'"
 
 
+def ddl_type(spark_sql: str) -> str:
+    """A Spark SQL type name as DDL spells it: every bare ``TIMESTAMP`` (also inside ``ARRAY<…>``) as
+    ``TIMESTAMP_LTZ``; ``TIMESTAMP_NTZ`` stays."""
+    return _BARE_TIMESTAMP.sub(INSTANT, spark_sql)
+
+
+def _model_columns(plan: Plan) -> list[tuple[str, str]]:
+    return [(f.name, ddl_type(f.type.spark_sql())) for f in plan.fields]
+
+
 def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
     """(name, Spark SQL type) of the target in write order."""
-    columns = [(f.name, f.type.spark_sql()) for f in plan.fields]
+    columns = _model_columns(plan)
     names = {n for n, _ in columns}
     for step in plan.of_kind(AddLineage):
         assert isinstance(step, AddLineage)
@@ -54,7 +70,7 @@ def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
                 names.add(column)
     scd = spec.scd2
     if scd is not None:
-        ts_type = next((t for n, t in columns if n == scd.timestamp_field), "TIMESTAMP")
+        ts_type = next((t for n, t in columns if n == scd.timestamp_field), INSTANT)
         extra = [
             (scd.effective_from, ts_type),
             (scd.effective_to, ts_type),
@@ -71,7 +87,7 @@ def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
 
 
 def quarantine_columns(plan: Plan) -> list[tuple[str, str]]:
-    columns = [(f.name, f.type.spark_sql()) for f in plan.fields]
+    columns = _model_columns(plan)
     names = {n for n, _ in columns}
     return columns + [(n, t) for n, t in QUARANTINE_COLUMNS if n not in names]
 

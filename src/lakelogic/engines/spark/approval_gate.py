@@ -253,7 +253,7 @@ def publish_staged(
     leaves a batch that publishes again as a no-op, never a published run the run log calls awaiting.
     ``force``: publish although a later run committed an overlapping window (see
     :func:`superseding_run`)."""
-    from lakelogic.engines.spark.utc import utc_session
+    from lakelogic.engines.spark.pinned import pinned_semantics
     from lakelogic.plan.compiler import compile_contract
     from lakelogic.tables.materialize import materialize_run
 
@@ -273,7 +273,7 @@ def publish_staged(
     report.approval = info
     quarantine = batch.quarantine(spark)
     bad = quarantine if quarantine is not None else batch.good(spark).limit(0)
-    with utc_session(spark):  # written as the run itself would have written it (§5.3 is in UTC)
+    with pinned_semantics(spark):  # written as the run itself would have written it (§5.3 is in UTC)
         materialize_run(
             spark,
             contract=contract,

@@ -381,7 +381,7 @@ def _guarded_date(t: str, shape: str, pattern: str) -> str:
 
 def _utc_date(instant: str) -> str:
     """The UTC calendar date of a TIMESTAMP (§5.3 "timestamps (UTC date)"). Runs pin the session zone to
-    UTC (:mod:`lakelogic.engines.spark.utc`) and Spark binds the zone into the cast when it analyses the
+    UTC (:mod:`lakelogic.engines.spark.pinned`) and Spark binds the zone into the cast when it analyses the
     frame, so a plain cast gives the UTC date even when the frame is evaluated after the run. (A shift by
     ``current_timezone()`` would not: that is folded when the frame executes, in whatever zone the
     session has then.)"""
