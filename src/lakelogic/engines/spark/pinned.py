@@ -1,6 +1,6 @@
 """Runs see the session settings the contract semantics assume, whatever the session was given.
 
-Two Spark settings change what the same contract and data mean:
+Three Spark settings change what the same contract and data mean:
 
 * ``spark.sql.session.timeZone``: SEMANTICS §5.3 is in UTC (text without an offset is a UTC time, a
   timestamp's date is its UTC date, timestamps are written ``...Z``), but Spark reads all of these through
@@ -9,6 +9,11 @@ Two Spark settings change what the same contract and data mean:
 * ``spark.sql.timestampType``: a model ``timestamp`` is an instant (§5.1: ``TimestampType``, UTC), and
   LakeLogic spells it ``TIMESTAMP`` in casts and DDL. In a session set to ``TIMESTAMP_NTZ`` that spelling
   means a timestamp without time zone, so columns, lineage times and SCD2 validity columns came out NTZ.
+* ``spark.sql.ansi.enabled``: contract SQL is Spark SQL (SEMANTICS §0) with Spark's default semantics, in
+  which a row-level arithmetic error (division by zero, overflow, a failed cast) is NULL, so the rule
+  fails and the row is quarantined (§10.1: FALSE and NULL fail). In an ANSI session (Databricks SQL, Spark
+  4's default) the same row raised an error and failed the whole run, so bad data decided whether a run
+  finished, and after the run, evaluating ``RunResult.good`` raised it again.
 
 A run therefore pins both while it plans and executes, and puts the session's own values back afterwards.
 Frames built inside keep the pinned meaning: Spark binds the zone and parses type names when it analyses
@@ -32,9 +37,10 @@ if TYPE_CHECKING:
 
 ZONE_KEY = "spark.sql.session.timeZone"
 TIMESTAMP_TYPE_KEY = "spark.sql.timestampType"
+ANSI_KEY = "spark.sql.ansi.enabled"
 UTC = "UTC"
 _UTC_NAMES = (UTC, "Etc/UTC", "Z", "+00:00")
-PINNED = {ZONE_KEY: UTC, TIMESTAMP_TYPE_KEY: "TIMESTAMP_LTZ"}
+PINNED = {ZONE_KEY: UTC, TIMESTAMP_TYPE_KEY: "TIMESTAMP_LTZ", ANSI_KEY: "false"}
 
 _lock = threading.Lock()
 # id(session) -> (runs inside, the session's own values of the settings the first run changed)
@@ -44,13 +50,13 @@ _holders: dict[int, tuple[int, dict[str, str]]] = {}
 def _already_pinned(key: str, value: str) -> bool:
     if key == ZONE_KEY:
         return value in _UTC_NAMES
-    return value.upper() == PINNED[key]
+    return value.lower() == PINNED[key].lower()
 
 
 @contextmanager
 def pinned_semantics(spark: SparkSession) -> Iterator[None]:
-    """Pin ``spark``'s time zone to UTC and its timestamp type to ``TIMESTAMP_LTZ`` for the block
-    (re-entrant and thread-safe). A setting the session does not report is left alone."""
+    """Pin ``spark``'s settings to :data:`PINNED` for the block (re-entrant and thread-safe): UTC, instants
+    for ``TIMESTAMP``, no ANSI mode. A setting the session does not report is left alone."""
     key = id(spark)
     with _lock:
         inside, saved = _holders.get(key, (0, {}))

@@ -1,4 +1,5 @@
-"""A run means the same rows whatever time zone the Spark session was given (SEMANTICS §5.3 is in UTC)."""
+"""A run means the same rows whatever session settings Spark was given: time zone, timestamp type, ANSI
+mode (SEMANTICS §0, §5.1, §5.3)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from lakelogic.api import DataProcessor
-from lakelogic.engines.spark.pinned import TIMESTAMP_TYPE_KEY, ZONE_KEY, pinned_semantics
+from lakelogic.engines.spark.pinned import ANSI_KEY, TIMESTAMP_TYPE_KEY, ZONE_KEY, pinned_semantics
 
 CONTRACT: dict[str, Any] = {
     "version": "1.0.0",
@@ -136,3 +137,34 @@ def test_both_settings_are_pinned_and_restored() -> None:
         assert session.conf.get(TIMESTAMP_TYPE_KEY) == "TIMESTAMP_LTZ"
     assert session.conf.get(ZONE_KEY) == "Europe/Paris"
     assert session.conf.get(TIMESTAMP_TYPE_KEY) == "TIMESTAMP_NTZ"
+
+
+@pytest.mark.spark
+def test_an_ansi_session_still_quarantines_arithmetic_errors(spark: Any) -> None:
+    """A division by zero or a failed cast is NULL in contract SQL, so the rule fails and the row is
+    quarantined; in an ANSI session it raised and failed the run (and evaluating the frames later)."""
+    contract = {
+        "version": "1.0.0",
+        "info": {"title": "ansi"},
+        "model": {"fields": [{"name": "id", "type": "int"}, {"name": "qty", "type": "int"}]},
+        "transformations": [{"derive": {"field": "per_unit", "sql": "100 / qty"}, "phase": "post"}],
+        "quality": {
+            "row_rules": [
+                {"name": "qty_share", "sql": "10 / qty < 20"},
+                {"name": "id_cast", "sql": "CAST(IF(id = 2, 'two', CAST(id AS STRING)) AS INT) IS NOT NULL"},
+            ]
+        },
+    }
+    spark.conf.set(ANSI_KEY, "true")
+    try:
+        source = spark.createDataFrame([(1, 0), (2, 5), (3, 1)], "id int, qty int")
+        good, bad = DataProcessor(contract, spark=spark).run(source)
+        assert spark.conf.get(ANSI_KEY) == "true", "the session's own value is back"
+        # evaluated after the run, in the ANSI session: the frames keep the run's meaning
+        good_rows = sorted((r["id"], r["per_unit"]) for r in good.collect())
+        bad_rules = sorted((r["id"], tuple(r["_lakelogic_errors"])) for r in bad.collect())
+    finally:
+        spark.conf.unset(ANSI_KEY)
+    assert good_rows == [(3, 100.0)]
+    assert [row_id for row_id, _ in bad_rules] == [1, 2]
+    assert "qty_share" in bad_rules[0][1][0] and "id_cast" in bad_rules[1][1][0]
