@@ -190,6 +190,46 @@ def test_scd2_same_key_and_time_with_different_values_is_an_error(spark: Any, ma
     assert write_frame(spark, exact, target, _spec(), CommitStamp("r2", "dim")).rows_inserted == 1
 
 
+def test_scd2_same_key_and_time_with_different_untracked_values_is_an_error(
+    spark: Any, make_target: Make
+) -> None:
+    """Equal tracked values but another untracked value at the same key and time: which row becomes the
+    version is ambiguous (it depended on partitioning, and an identical re-run rewrote it), so nothing is
+    written, as for tracked values."""
+    schema = "id int, tier string, city string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        scd2=scd2_spec_from({"timestamp_field": "updated_at", "track_columns": ["tier"]}, keys=("id",)),
+    )
+    target = make_target("delta")
+    batch = spark.createDataFrame(
+        [(1, "gold", "Paris", "2024-01-01"), (1, "gold", "Berlin", "2024-01-01")], schema
+    )
+    with pytest.raises(MergeKeyError, match="different untracked values: id=1"):
+        write_frame(spark, batch, target, spec, CommitStamp("r1", "dim"))
+
+
+def test_scd2_rows_differing_only_in_lineage_keep_the_same_one_whatever_the_partitioning(
+    spark: Any, make_target: Make
+) -> None:
+    """Rows of one key and time that differ only in a lineage column (two source files) are one change;
+    the one kept does not depend on input order or partitioning."""
+    schema = "id int, tier string, _lakelogic_source string, updated_at string"
+    spec = WriteSpec(
+        strategy="scd2",
+        lineage_columns=("_lakelogic_source",),
+        scd2=scd2_spec_from({"timestamp_field": "updated_at", "track_columns": ["tier"]}, keys=("id",)),
+    )
+    rows = [(1, "gold", f"file_{n}.csv", "2024-01-01") for n in range(6)]
+    kept = set()
+    for order, partitions in ((rows, 1), (rows[::-1], 5), (rows[3:] + rows[:3], 3)):
+        target = make_target("delta", f"p{partitions}")
+        batch = spark.createDataFrame(order, schema).repartition(partitions)
+        assert write_frame(spark, batch, target, spec, CommitStamp("r", "dim")).rows_inserted == 1
+        kept |= {r["_lakelogic_source"] for r in read_back(spark, target)}
+    assert kept == {"file_0.csv"}
+
+
 def test_scd2_cdc_delete_closes_current_version(spark: Any, make_target: Make) -> None:
     target = make_target("iceberg")
     schema = CDC_SCHEMA

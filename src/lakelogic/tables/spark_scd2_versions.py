@@ -97,20 +97,29 @@ def tracked_hash(columns: list[str]) -> Column:
     return F.to_json(F.struct(*[q(c).alias(c) for c in columns]))
 
 
-def _check_conflicts(events: DataFrame, keys: list[str]) -> None:
-    """Same key and change time with different tracked values is an error (nothing written). One hash
+def _check_conflicts(events: DataFrame, keys: list[str], compared: list[str]) -> None:
+    """Same key and change time with different values is an error (nothing written), as for a merge: which
+    row would be the version is ambiguous, and picking one made the result depend on partitioning and
+    input order (so an identical re-run rewrote it). Different tracked values, or equal tracked values
+    but a different untracked column (``compared``: the data columns a change is judged on). One hash
     aggregation over the batch events (duplicates need no removal first: they cannot widen min..max)."""
+    content = tracked_hash(compared)
     rows = (
         events.groupBy(*[q(k) for k in keys], F.col(T))
-        .agg(F.min(HASH).alias("_ll_lo"), F.max(HASH).alias("_ll_hi"))
-        .where(F.col("_ll_lo") != F.col("_ll_hi"))
+        .agg(
+            (F.min(HASH) != F.max(HASH)).alias("_ll_tracked"),
+            (F.min(content) != F.max(content)).alias("_ll_other"),
+        )
+        .where(F.col("_ll_tracked") | F.col("_ll_other"))
         .limit(5)
         .collect()
     )
     if rows:
         samples = "; ".join(", ".join(f"{k}={r[k]!r}" for k in keys) + f" at {r[T]}" for r in rows)
+        which = "tracked" if any(r["_ll_tracked"] for r in rows) else "untracked"
         raise MergeKeyError(
-            f"scd2 batch has rows with the same key and change time but different tracked values: {samples}"
+            f"scd2 batch has rows with the same key and change time but different {which} values: {samples}",
+            hint="give each change its own timestamp_field value, or deduplicate the batch first",
         )
 
 
@@ -175,7 +184,8 @@ def compute_versions(
         F.when(is_delete, F.lit(TOMBSTONE)).otherwise(tracked_hash(tracked)).alias(HASH),
         F.lit(None).cast(StringType()).alias("_ll_old_sk"),
     )
-    _check_conflicts(batch_events, keys)
+    ignored = spec.ignored_in_compare()
+    _check_conflicts(batch_events, keys, [c for c in data_cols if c not in ignored])
     if partitions:
         batch_events = batch_events.repartition(partitions, *[q(k) for k in keys])
     batch_events = batch_events.dropDuplicates()
@@ -225,7 +235,10 @@ def compute_versions(
         (F.min(SRC).over(at_time) == 0).alias(HAS_TARGET),
         F.max(F.when(F.col(SRC) == 0, F.col("_ll_old_sk"))).over(at_time).alias("_ll_sk_at"),
         *old_created,
-        F.row_number().over(at_time.orderBy(F.col(SRC).desc())).alias("_ll_pick"),
+        # rows of one key and time that are still two differ only in columns no change is judged on
+        # (lineage, CDC operation; _check_conflicts refused the rest): their text orders them, so the
+        # one kept never depends on partitioning or input order
+        F.row_number().over(at_time.orderBy(F.col(SRC).desc(), tracked_hash(data_cols))).alias("_ll_pick"),
     ).where("_ll_pick = 1")
 
     by_key = Window.partitionBy(*[q(k) for k in keys]).orderBy(F.col(T))
