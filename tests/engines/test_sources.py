@@ -61,6 +61,29 @@ def test_csv_files_with_other_column_orders_are_read_by_name(spark: Any, tmp_pat
     assert result.report.counts.source == 4 and result.report.counts.reconciles()
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_columnar_files_with_more_columns_in_later_files_lose_none(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    """Spark reads a set of Parquet/ORC files with one file's schema: an `email` that only the later export
+    has was dropped from every file (silently, by file name order). The files' schemas are merged, so it
+    is NULL only where a file lacks it (§7.1), whichever file sorts first."""
+    fields = [{"name": "id", "type": "integer"}, {"name": "email", "type": "string"}]
+    for older, newer in (("a", "b"), ("b", "a")):
+        data = tmp_path / f"{fmt}_{older}"
+        for name, frame in (
+            (older, spark.createDataFrame([(1,), (2,)], "id int")),
+            (newer, spark.createDataFrame([(3, "c@x")], "id int, email string")),
+        ):
+            staging = tmp_path / f"staging_{fmt}_{older}_{name}"
+            frame.coalesce(1).write.format(fmt).save(str(staging))
+            data.mkdir(exist_ok=True)
+            next(staging.glob(f"part-*.{fmt}")).rename(data / f"{name}.{fmt}")
+        doc = contract(fields, source={"type": "landing", "path": str(data), "format": fmt})
+        good, _ = DataProcessor(doc, spark=spark).run()
+        assert rows_of(good, "id", "email") == [(1, None), (2, None), (3, "c@x")], older
+
+
 def test_differently_headed_csv_files_keep_lineage_comments_and_compression(
     spark: Any, tmp_path: Path
 ) -> None:

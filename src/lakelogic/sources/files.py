@@ -22,6 +22,7 @@ from lakelogic.errors import ContractError, MissingDependencyError, Problem, Sou
 from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
 from lakelogic.sources.json_duplicate_keys import is_duplicate_column_error, read_json_with_duplicate_keys
+from lakelogic.sources.strict_read import source_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -259,7 +260,7 @@ def _read(
     with_file_path: bool = False,
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
-    reader = spark.read
+    reader = source_reader(spark)
     if base:
         reader = reader.option("basePath", base)
     if family in ("csv", "tsv"):
@@ -294,6 +295,12 @@ def _read(
             return _all_malformed_json(spark, files, json_opts, headerless_names)
         return frame if frame.columns else None
     if family in ("parquet", "orc", "avro"):
+        if family != "avro" and not any(k.lower() == "mergeschema" for k in engine_options):
+            # Spark takes the schema of one file: a column that only later files have (an export that
+            # gained a column) was dropped from every file, silently, depending on file name order. The
+            # union of the files' schemas keeps it (NULL where a file lacks it, §7.1); files whose
+            # types conflict fail the read instead. Set mergeSchema: false to read one footer only.
+            reader = reader.option("mergeSchema", "true")
         try:
             return reader.options(**engine_options).format(family).load(list(files))
         except Exception as exc:  # converted: a missing reader plugin is a dependency problem
@@ -302,8 +309,26 @@ def _read(
                     "reading Avro needs the spark-avro package",
                     hint="add org.apache.spark:spark-avro_2.12:3.5.x to spark.jars.packages",
                 ) from exc
-            raise
+            cause = _root_cause(exc)
+            if cause is None:
+                raise
+            # reading the footers failed: a truncated or foreign file is the source's problem, not ours
+            raise SourceError(
+                f"could not read the {family} source files: {cause}",
+                hint="a truncated or corrupt file in the source? Remove or replace it and run again",
+            ) from exc
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+def _root_cause(exc: BaseException) -> str | None:
+    """The innermost JVM cause of a failed Spark read (what went wrong with which file), or None when
+    ``exc`` did not come from the JVM."""
+    cause = getattr(exc, "java_exception", None)
+    found = None
+    while cause is not None:
+        found = str(cause.toString())
+        cause = cause.getCause()
+    return found
 
 
 def _all_malformed_json(
@@ -315,7 +340,7 @@ def _all_malformed_json(
     from pyspark.sql import functions as F
 
     multiline = str(json_opts.get("multiLine", json_opts.get("multiline", "false"))).lower() == "true"
-    text = spark.read.text(list(files), wholetext=multiline)
+    text = source_reader(spark).text(list(files), wholetext=multiline)
     records = text.where(F.trim(F.col("value")) != "")
     columns = [F.lit(None).cast("string").alias(n) for n in names if n != CORRUPT_COLUMN]
     return records.select(*columns, F.col("value").alias(CORRUPT_COLUMN))
@@ -405,7 +430,7 @@ def _read_csv(
     frames = []
     for group in groups:
         # The header gives the column names; every column is read as text, plus the corrupt-record column.
-        header = spark.read.options(**csv_opts).csv(group).schema
+        header = source_reader(spark).options(**csv_opts).csv(group).schema
         if not header.fields:
             continue
         names = [f.name for f in header.fields]
@@ -415,7 +440,7 @@ def _read_csv(
             names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
         schema = StructType([StructField(n, StringType(), True) for n in names])
         schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
-        frame = spark.read.options(**csv_opts).schema(schema).csv(group)
+        frame = source_reader(spark).options(**csv_opts).schema(schema).csv(group)
         if with_file_path and len(groups) > 1:  # a union has no `_metadata` column to take it from later
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
         frames.append(frame)
