@@ -168,3 +168,103 @@ def test_an_ansi_session_still_quarantines_arithmetic_errors(spark: Any) -> None
     assert good_rows == [(3, 100.0)]
     assert [row_id for row_id, _ in bad_rules] == [1, 2]
     assert "qty_share" in bad_rules[0][1][0] and "id_cast" in bad_rules[1][1][0]
+
+
+# (setting, the value a user's session may carry, fields, row rules, a source row, good ids expected)
+LEGACY_SESSIONS = [
+    (
+        "spark.sql.decimalOperations.allowPrecisionLoss",
+        "false",  # the product of two decimal(38,10) overflowed to NULL and quarantined the row
+        [{"name": "price", "type": "decimal(38,10)"}, {"name": "qty", "type": "decimal(38,10)"}],
+        [{"name": "positive_total", "sql": "price * qty > 0"}],
+        {"price": "900000000000000000.5", "qty": "2.0"},
+    ),
+    (
+        "spark.sql.parser.escapedStringLiterals",
+        "true",  # `\d` in a rule pattern meant a literal backslash
+        [{"name": "code", "type": "string"}],
+        [{"regex_match": {"field": "code", "pattern": "^O\\d+$"}}],
+        {"code": "O12"},
+    ),
+    (
+        "spark.sql.legacy.exponentLiteralAsDecimal.enabled",
+        "true",  # every run with a float field failed (the float range check's literal became a decimal)
+        [{"name": "x", "type": "float"}, {"name": "y", "type": "double"}],
+        [{"name": "small", "sql": "y < 1e3"}],
+        {"x": "2.5", "y": 5.0},
+    ),
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("setting", "value", "fields", "rules", "row"), LEGACY_SESSIONS)
+def test_legacy_session_settings_do_not_change_a_run(
+    spark: Any, tmp_path: Any, setting: str, value: str, fields: Any, rules: Any, row: dict[str, Any]
+) -> None:
+    """The same contract and row pass on a session carrying a legacy setting; its value is back after."""
+    import json
+
+    (tmp_path / "in.json").write_text(json.dumps({"id": 1, **row}) + "\n")
+    contract = {
+        "version": "1.0.0",
+        "info": {"title": "legacy"},
+        "source": {"type": "landing", "path": str(tmp_path / "in.json"), "format": "json"},
+        "model": {"fields": [{"name": "id", "type": "int"}, *fields]},
+        "quality": {"row_rules": rules},
+    }
+    spark.conf.set(setting, value)
+    try:
+        # what the run writes (the returned frames follow the session for settings Spark reads again
+        # when a frame executes: engines/spark/pinned.py)
+        DataProcessor(contract, spark=spark).run(output_good=tmp_path / "good", output_bad=tmp_path / "bad")
+        assert spark.conf.get(setting) == value, "the session's own value is back"
+    finally:
+        spark.conf.unset(setting)
+    good_ids = [r["id"] for r in spark.read.parquet(str(tmp_path / "good")).collect()]
+    assert good_ids == [1]
+    assert not (tmp_path / "bad").exists() or spark.read.parquet(str(tmp_path / "bad")).count() == 0
+
+
+@pytest.mark.spark
+def test_timestamps_keep_microseconds_on_a_millisecond_session(spark: Any, tmp_path: Any) -> None:
+    """`spark.sql.parquet.outputTimestampType=TIMESTAMP_MILLIS` cut written timestamps to milliseconds."""
+    key = "spark.sql.parquet.outputTimestampType"
+    source = spark.createDataFrame([(1, "2024-01-15T13:00:00.123456Z")], "id int, ts string")
+    spark.conf.set(key, "TIMESTAMP_MILLIS")
+    try:
+        DataProcessor(CONTRACT, spark=spark).run(source, output_good=tmp_path / "good")
+        assert spark.conf.get(key) == "TIMESTAMP_MILLIS"
+    finally:
+        spark.conf.unset(key)
+    [written] = spark.read.parquet(str(tmp_path / "good")).selectExpr("unix_micros(ts) AS us").collect()
+    assert written["us"] % 1_000_000 == 123456
+
+
+@pytest.mark.spark
+def test_a_corrupt_source_file_fails_the_run_even_where_the_session_ignores_them(
+    spark: Any, tmp_path: Any
+) -> None:
+    """With `spark.sql.files.ignoreCorruptFiles` on (common on Databricks), a truncated file was skipped and
+    the run reported the rows it read as the whole source. The run fails instead, naming the file."""
+
+    data = tmp_path / "in"
+    spark.createDataFrame([(1, "a"), (2, "b")], "id int, v string").coalesce(1).write.parquet(str(data))
+    [part] = list(data.glob("part-*.parquet"))
+    broken = data / "part-broken.parquet"
+    broken.write_bytes(part.read_bytes()[: len(part.read_bytes()) // 2])
+    contract = {
+        "version": "1.0.0",
+        "info": {"title": "corrupt"},
+        "source": {"type": "landing", "path": str(data), "format": "parquet"},
+        "model": {"fields": [{"name": "id", "type": "int"}, {"name": "v", "type": "string"}]},
+    }
+    key = "spark.sql.files.ignoreCorruptFiles"
+    spark.conf.set(key, "true")
+    try:
+        result = DataProcessor(contract, spark=spark).run()
+    finally:
+        spark.conf.unset(key)
+    assert result.report.status == "failed" and result.good is None
+    error = result.report.error
+    assert error is not None and error.type == "source"
+    assert "could not read the parquet source files" in error.message and "part-broken" in error.message

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lakelogic.errors import SourceError
 from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.strict_read import source_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -124,7 +125,9 @@ def _records(
     # as the JSON read saw them: engine options last, Spark's option names in any case
     merged = {k.lower(): str(v) for k, v in {**json_opts, **engine_options}.items()}
     multiline = merged.get("multiline", "false").lower() == "true"
-    reader = spark.read.options(**{k: v for k, v in engine_options.items() if k.lower() not in _SPLITTING})
+    reader = source_reader(spark).options(
+        **{k: v for k, v in engine_options.items() if k.lower() not in _SPLITTING}
+    )
     if base:
         reader = reader.option("basePath", base)
     if not multiline and merged.get("linesep"):

@@ -52,7 +52,7 @@ _INT_BOUNDS = {
 _INT_WIDTH = {ByteType: 1, ShortType: 2, IntegerType: 4, LongType: 8}
 # Doubles below 2^128 - 2^103 round to a finite float (the largest, 3.4028235e38, included); from there
 # on they round to Infinity.
-_FLOAT_OVERFLOW = "3.4028235677973366E38"
+_FLOAT_OVERFLOW = "3.4028235677973366E38D"  # D: a double whatever the literal settings say
 # ASCII whitespace (what Java regex \s means) as raw characters: a SQL literal of them holds no escapes, so
 # spark.sql.parser.escapedStringLiterals cannot change it.
 _WHITESPACE_SQL = f"'{ASCII_WHITESPACE}'"

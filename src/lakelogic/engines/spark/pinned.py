@@ -1,6 +1,7 @@
 """Runs see the session settings the contract semantics assume, whatever the session was given.
 
-Three Spark settings change what the same contract and data mean:
+These Spark settings change what the same contract and data mean (each was reproduced through
+``DataProcessor`` with another value):
 
 * ``spark.sql.session.timeZone``: SEMANTICS §5.3 is in UTC (text without an offset is a UTC time, a
   timestamp's date is its UTC date, timestamps are written ``...Z``), but Spark reads all of these through
@@ -10,17 +11,31 @@ Three Spark settings change what the same contract and data mean:
   LakeLogic spells it ``TIMESTAMP`` in casts and DDL. In a session set to ``TIMESTAMP_NTZ`` that spelling
   means a timestamp without time zone, so columns, lineage times and SCD2 validity columns came out NTZ.
 * ``spark.sql.ansi.enabled``: contract SQL is Spark SQL (SEMANTICS §0) with Spark's default semantics, in
-  which a row-level arithmetic error (division by zero, overflow, a failed cast) is NULL, so the rule
-  fails and the row is quarantined (§10.1: FALSE and NULL fail). In an ANSI session (Databricks SQL, Spark
-  4's default) the same row raised an error and failed the whole run, so bad data decided whether a run
-  finished, and after the run, evaluating ``RunResult.good`` raised it again.
+  which a row-level arithmetic error (division by zero, a failed cast) is NULL, so the rule fails and the
+  row is quarantined (§10.1: FALSE and NULL fail). In an ANSI session (Databricks SQL, Spark 4's
+  default) the same row raised an error and failed the whole run.
+* ``spark.sql.decimalOperations.allowPrecisionLoss``: off, ``price * qty`` of two ``decimal(38,10)``
+  overflowed to NULL and quarantined rows that pass on a default session.
+* ``spark.sql.parser.escapedStringLiterals`` and ``spark.sql.legacy.exponentLiteralAsDecimal.enabled``:
+  legacy parsing of string and number literals changed what rule SQL (regular expressions, quoted
+  values) and LakeLogic's own expressions mean, or failed every run with a ``float`` field.
+* ``spark.sql.parquet.outputTimestampType``: ``TIMESTAMP_MILLIS`` (a common setting for Hive/Impala
+  readers) cut every timestamp written to milliseconds; §5.1 timestamps have microseconds. (Spark's
+  default, the deprecated INT96, carries no time-zone semantics and was the slowest column of a write.)
+* ``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``: on, a truncated or vanished file was
+  skipped and its rows were lost while the counts still reconciled (sources/strict_read.py).
 
-A run therefore pins both while it plans and executes, and puts the session's own values back afterwards.
-Frames built inside keep the pinned meaning: Spark binds the zone and parses type names when it analyses
-them, so ``RunResult.good`` evaluated later still means the same rows. Runs of one session can overlap
-(the driver runs independent contracts in threads), so the values are saved by the first run to enter and
-restored by the last to leave. Other code using the same session while a run is in progress sees the
-pinned values too.
+A run therefore pins them while it plans and executes, and puts the session's own values back afterwards
+(a setting the session had not set is unset again). Everything a run writes (outputs, targets,
+quarantine) follows the pinned values. Frames it returns keep most of them: Spark binds the zone, the
+ANSI mode and type names and literals into an expression when it analyses it, so ``RunResult.good``
+evaluated later still means the same rows. Two are read again when a frame executes: the Parquet
+timestamp type (only writes read it) and the decimal precision rule (an optimizer copy of a decimal
+product takes the session's value), so a returned frame evaluated after the run follows the session
+there; file sources name their file-skipping options on the read itself (sources/strict_read.py).
+Runs of one session can overlap (the driver runs independent contracts in threads), so the values are
+saved by the first run to enter and restored by the last to leave. Other code using the same session
+while a run is in progress sees the pinned values too. A setting this Spark does not know is left alone.
 """
 
 from __future__ import annotations
@@ -40,11 +55,38 @@ TIMESTAMP_TYPE_KEY = "spark.sql.timestampType"
 ANSI_KEY = "spark.sql.ansi.enabled"
 UTC = "UTC"
 _UTC_NAMES = (UTC, "Etc/UTC", "Z", "+00:00")
-PINNED = {ZONE_KEY: UTC, TIMESTAMP_TYPE_KEY: "TIMESTAMP_LTZ", ANSI_KEY: "false"}
+PINNED = {
+    ZONE_KEY: UTC,
+    TIMESTAMP_TYPE_KEY: "TIMESTAMP_LTZ",
+    ANSI_KEY: "false",
+    "spark.sql.decimalOperations.allowPrecisionLoss": "true",
+    "spark.sql.parser.escapedStringLiterals": "false",
+    "spark.sql.legacy.exponentLiteralAsDecimal.enabled": "false",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # a truncated or vanished file (a source, staged rows, a link) fails the run, never a silent skip
+    "spark.sql.files.ignoreCorruptFiles": "false",
+    "spark.sql.files.ignoreMissingFiles": "false",
+}
 
 _lock = threading.Lock()
-# id(session) -> (runs inside, the session's own values of the settings the first run changed)
-_holders: dict[int, tuple[int, dict[str, str]]] = {}
+# id(session) -> (runs inside, the session's own values of the settings the first run changed; None:
+# the session had not set it)
+_holders: dict[int, tuple[int, dict[str, str | None]]] = {}
+
+
+def _own_value(spark: SparkSession, setting: str) -> tuple[str | None, str | None]:
+    """(the value the session set, or None; the value in effect, or None when this Spark does not know
+    the setting). ``conf.get(key, None)`` is None for a setting left at its default."""
+    explicit = spark.conf.get(setting, None)
+    if explicit is not None:
+        return explicit, explicit
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        return None, spark.conf.get(setting)
+    except (Py4JError, PySparkException):  # a setting this Spark does not know: nothing to pin
+        return None, None
 
 
 def _already_pinned(key: str, value: str) -> bool:
@@ -56,15 +98,16 @@ def _already_pinned(key: str, value: str) -> bool:
 @contextmanager
 def pinned_semantics(spark: SparkSession) -> Iterator[None]:
     """Pin ``spark``'s settings to :data:`PINNED` for the block (re-entrant and thread-safe): UTC, instants
-    for ``TIMESTAMP``, no ANSI mode. A setting the session does not report is left alone."""
+    for ``TIMESTAMP``, no ANSI mode, Spark's default literal and decimal semantics, microsecond
+    timestamps in Parquet."""
     key = id(spark)
     with _lock:
         inside, saved = _holders.get(key, (0, {}))
         if inside == 0:
             saved = {}
             for setting, value in PINNED.items():
-                own = spark.conf.get(setting, None)
-                if own is not None and not _already_pinned(setting, own):
+                own, effective = _own_value(spark, setting)
+                if effective is not None and not _already_pinned(setting, effective):
                     saved[setting] = own
                     spark.conf.set(setting, value)
         _holders[key] = (inside + 1, saved)
@@ -79,11 +122,14 @@ def pinned_semantics(spark: SparkSession) -> Iterator[None]:
                 _restore(spark, saved)
 
 
-def _restore(spark: SparkSession, saved: dict[str, str]) -> None:
+def _restore(spark: SparkSession, saved: dict[str, str | None]) -> None:
     # A session that died (often why the run failed) cannot take its values back; that must not replace
     # the run's own error, so it is logged instead.
     for setting, value in saved.items():
         try:
-            spark.conf.set(setting, value)
+            if value is None:
+                spark.conf.unset(setting)
+            else:
+                spark.conf.set(setting, value)
         except Exception as exc:  # noqa: BLE001 - logged, and the run's outcome stands
             logger.warning("could not restore the session setting {}={}: {}", setting, value, exc)

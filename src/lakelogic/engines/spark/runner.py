@@ -225,16 +225,6 @@ _REBASE_SETTINGS = (
 
 
 _AQE_EMPTY_RELATION_RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
-_PARQUET_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
-
-
-def _parquet_timestamps_as_micros(spark: SparkSession) -> None:
-    """Parquet outputs store timestamps as INT64 microseconds (the logical type Iceberg, Delta, Arrow
-    and DuckDB use) instead of Spark's default deprecated INT96, which carries no time-zone semantics
-    and is also the slowest column of a write (a 12-byte dictionary hashed per value: ~10% of the
-    benchmark's one job). A session that chose a type keeps it."""
-    if spark.conf.get(_PARQUET_TIMESTAMP_TYPE, None) is None:
-        spark.conf.set(_PARQUET_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
 
 
 def _keep_observations_on_empty_relations(spark: SparkSession) -> None:
@@ -281,7 +271,6 @@ def _run(
     for key in _REBASE_SETTINGS:
         spark.conf.set(key, "CORRECTED")
     _keep_observations_on_empty_relations(spark)
-    _parquet_timestamps_as_micros(spark)
     ctx = SparkRunContext(
         spark=spark,
         run_id=request.run_id,
