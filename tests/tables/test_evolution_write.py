@@ -104,6 +104,37 @@ def test_merge_policy_casts_batch_and_fails_on_bad_values(spark: Any, make_targe
 
 
 @pytest.mark.parametrize("fmt", ["iceberg", "parquet"])
+def test_a_cast_into_the_target_that_would_change_a_number_fails(
+    spark: Any, make_target: Make, fmt: str
+) -> None:
+    """§7.1 (`allow`/`merge`): the batch is cast to the target's type, failure -> error. A double 2.5
+    into a bigint column was written as 2, silently; a whole number still casts."""
+    target = make_target(fmt)
+    write_frame(
+        spark, spark.createDataFrame([(1, 1)], "id int, n bigint"), target, WriteSpec(), CommitStamp("a", "c")
+    )
+    write_frame(
+        spark,
+        spark.createDataFrame([(2, 2.0)], "id int, n double"),
+        target,
+        WriteSpec(),
+        CommitStamp("b", "c"),
+    )
+    for value in (2.5, float("nan")):
+        with pytest.raises(
+            SchemaEvolutionError, match=r"'n' value .* cannot be cast to the target type bigint"
+        ):
+            write_frame(
+                spark,
+                spark.createDataFrame([(3, value)], "id int, n double"),
+                target,
+                WriteSpec(),
+                CommitStamp(f"c{value}", "c"),
+            )
+    assert sorted((r["id"], r["n"]) for r in read_back(spark, target)) == [(1, 1), (2, 2)]
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "parquet"])
 def test_reprocess_window_replaces_only_rows_in_the_window(spark: Any, make_target: Make, fmt: str) -> None:
     from datetime import date
 

@@ -20,6 +20,7 @@ from pyspark.sql.types import (
     DoubleType,
     FloatType,
     IntegerType,
+    IntegralType,
     LongType,
     MapType,
     StructField,
@@ -185,7 +186,15 @@ def evolved_schema(target: StructType | None, batch: StructType, plan: Evolution
     return StructType(fields + list(plan.added))
 
 
+_EXACT_NUMBERS = (IntegralType, DecimalType)
+_NUMBERS = (IntegralType, DecimalType, FloatType, DoubleType)
+
+
 def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) -> Column:
+    """The batch column cast to the target's type; a value the cast does not keep fails the write job.
+    Not kept: a NULL from a non-NULL value, and for a number cast to an exact type (integer, decimal) a
+    value that changed (``2.5`` into a ``bigint`` column read back as ``2``, a fraction beyond the
+    decimal's scale rounded): a cast that quietly alters data is the failure §7.1 makes an error."""
     src = F.col(f"`{column}`")
     casted = F.expr(f"try_cast(`{column}` AS {dtype.simpleString()})")
     of = f" ({source.simpleString()})" if source is not None else ""
@@ -194,7 +203,11 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
         src.cast("string"),
         F.lit(f"{of} cannot be cast to the target type {dtype.simpleString()}"),
     )
-    return F.when(src.isNotNull() & casted.isNull(), F.raise_error(message)).otherwise(casted)
+    lost = src.isNotNull() & casted.isNull()
+    if isinstance(source, _NUMBERS) and isinstance(dtype, _EXACT_NUMBERS):
+        # NaN and infinities never equal a cast back, so they fail too
+        lost = lost | (casted.isNotNull() & ~casted.cast(source).eqNullSafe(src))
+    return F.when(lost, F.raise_error(message)).otherwise(casted)
 
 
 def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> DataFrame:

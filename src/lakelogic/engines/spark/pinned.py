@@ -22,6 +22,9 @@ These Spark settings change what the same contract and data mean (each was repro
 * ``spark.sql.parquet.outputTimestampType``: ``TIMESTAMP_MILLIS`` (a common setting for Hive/Impala
   readers) cut every timestamp written to milliseconds; §5.1 timestamps have microseconds. (Spark's
   default, the deprecated INT96, carries no time-zone semantics and was the slowest column of a write.)
+* ``spark.sql.jsonGenerator.ignoreNullFields`` and ``spark.sql.legacy.castComplexTypesToString.enabled``:
+  the text of nested values (a ``json`` field, SCD2's tracked-value comparison) and the hash of a masked
+  array changed with them (read when a frame executes: what a run writes is covered).
 * ``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``: on, a truncated or vanished file was
   skipped and its rows were lost while the counts still reconciled (sources/strict_read.py).
 
@@ -63,6 +66,9 @@ PINNED = {
     "spark.sql.parser.escapedStringLiterals": "false",
     "spark.sql.legacy.exponentLiteralAsDecimal.enabled": "false",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # text of nested values (json fields, SCD2 change detection) and of masked arrays, as Spark 3 writes it
+    "spark.sql.jsonGenerator.ignoreNullFields": "true",
+    "spark.sql.legacy.castComplexTypesToString.enabled": "false",
     # a truncated or vanished file (a source, staged rows, a link) fails the run, never a silent skip
     "spark.sql.files.ignoreCorruptFiles": "false",
     "spark.sql.files.ignoreMissingFiles": "false",
