@@ -6,7 +6,7 @@ from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, StringType
+from pyspark.sql.types import ArrayType, DoubleType, FloatType, StringType
 
 from lakelogic.engines.spark.casting import json_value_sql
 from lakelogic.engines.spark.context import SparkRunContext
@@ -45,6 +45,12 @@ def apply_deduplicate(step: Transform, frame: DataFrame, ctx: SparkRunContext) -
     descending = p.get("order", "desc") == "desc"
     ordering = [value[c].desc_nulls_last() if descending else value[c].asc_nulls_last() for c in sort_by]
     ordering += [value[c].asc_nulls_last() for c in frame.columns if c not in keys and c not in sort_by]
+    # Spark sorts 0.0 and -0.0 as equal: their text tells them apart, so which one survives is fixed too
+    ordering += [
+        col(c).cast("string").asc_nulls_last()
+        for c in frame.columns
+        if isinstance(types[c], (FloatType, DoubleType))
+    ]
     window = Window.partitionBy(*(value[k] for k in keys)).orderBy(*(ordering or [F.lit(1)]))
     rank = hidden_name(step, frame, "rn")
     any_null_key = reduce(lambda a, b: a | b, (col(k).isNull() for k in keys), F.lit(False))
