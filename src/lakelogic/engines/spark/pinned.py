@@ -12,7 +12,7 @@ These Spark settings change what the same contract and data mean (each was repro
   means a timestamp without time zone, so columns, lineage times and SCD2 validity columns came out NTZ.
 * ``spark.sql.ansi.enabled``: contract SQL is Spark SQL (SEMANTICS §0) with Spark's default semantics, in
   which a row-level arithmetic error (division by zero, a failed cast) is NULL, so the rule fails and the
-  row is quarantined (§10.1: FALSE and NULL fail). In an ANSI session (Databricks SQL, Spark 4's
+  row is quarantined (§10.2: FALSE and NULL fail). In an ANSI session (Databricks SQL, Spark 4's
   default) the same row raised an error and failed the whole run.
 * ``spark.sql.decimalOperations.allowPrecisionLoss``: off, ``price * qty`` of two ``decimal(38,10)``
   overflowed to NULL and quarantined rows that pass on a default session.
