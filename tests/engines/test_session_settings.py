@@ -268,3 +268,23 @@ def test_a_corrupt_source_file_fails_the_run_even_where_the_session_ignores_them
     error = result.report.error
     assert error is not None and error.type == "source"
     assert "could not read the parquet source files" in error.message and "part-broken" in error.message
+
+
+def test_a_refused_setting_fails_the_pin_and_leaves_the_session_as_it_was() -> None:
+    """A platform may refuse a setting (Databricks serverless: CONFIG_NOT_AVAILABLE): the run fails, and
+    the settings already changed are put back."""
+
+    class Refusing(_Conf):
+        def set(self, key: str, value: str) -> None:
+            if key == ANSI_KEY and value == "false":
+                raise RuntimeError("CONFIG_NOT_AVAILABLE")
+            super().set(key, value)
+
+    session = _Session("Europe/Paris")
+    session.conf = Refusing("Europe/Paris")
+    session.conf.values[ANSI_KEY] = "true"
+    with pytest.raises(RuntimeError, match="CONFIG_NOT_AVAILABLE"), pinned_semantics(session):  # type: ignore[arg-type]
+        pass
+    assert session.conf.get(ZONE_KEY) == "Europe/Paris" and session.conf.get(ANSI_KEY) == "true"
+    with pinned_semantics(_Session("UTC")):  # type: ignore[arg-type]
+        pass  # nothing was left counted for the failed session

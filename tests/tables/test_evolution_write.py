@@ -120,6 +120,22 @@ def test_a_cast_into_the_target_that_would_change_a_number_fails(
         WriteSpec(),
         CommitStamp("b", "c"),
     )
+    # a computed double into a decimal column: its binary noise is no change, a rounded digit is
+    decimals = make_target(fmt, "dec")
+    first = spark.createDataFrame([(1, "1.00")], "id int, d string")
+    write_frame(
+        spark,
+        first.selectExpr("id", "CAST(d AS DECIMAL(10,2)) AS d"),
+        decimals,
+        WriteSpec(),
+        CommitStamp("a", "c"),
+    )
+    noisy = spark.createDataFrame([(2, 0.1 + 0.2), (3, 1.1 * 3)], "id int, d double")
+    write_frame(spark, noisy, decimals, WriteSpec(), CommitStamp("b", "c"))
+    assert sorted(str(r["d"]) for r in read_back(spark, decimals)) == ["0.30", "1.00", "3.30"]
+    rounded = spark.createDataFrame([(4, 2.555)], "id int, d double")
+    with pytest.raises(SchemaEvolutionError, match="cannot be cast to the target type decimal"):
+        write_frame(spark, rounded, decimals, WriteSpec(), CommitStamp("c", "c"))
     for value in (2.5, float("nan")):
         with pytest.raises(
             SchemaEvolutionError, match=r"'n' value .* cannot be cast to the target type bigint"

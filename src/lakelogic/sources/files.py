@@ -310,14 +310,26 @@ def _read(
                     hint="add org.apache.spark:spark-avro_2.12:3.5.x to spark.jars.packages",
                 ) from exc
             cause = _root_cause(exc)
-            if cause is None:
-                raise
-            # reading the footers failed: a truncated or foreign file is the source's problem, not ours
+            if cause is None or not any(marker in cause for marker in _UNREADABLE_FILE):
+                raise  # not about the files' content (a network error stays retryable for the driver)
+            # a truncated or foreign file, or files whose schemas cannot be merged: the source's problem
             raise SourceError(
                 f"could not read the {family} source files: {cause}",
-                hint="a truncated or corrupt file in the source? Remove or replace it and run again",
+                hint="a truncated or corrupt file, or files whose column types conflict? Fix or remove "
+                "them and run again",
             ) from exc
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+# what the Parquet/ORC readers say about a file they cannot read, or about schemas they cannot merge
+_UNREADABLE_FILE = (
+    "is not a Parquet file",
+    "Could not read footer",
+    "CANNOT_MERGE_SCHEMAS",
+    "Failed to merge",
+    "Malformed ORC file",
+    "ParquetDecodingException",
+)
 
 
 def _root_cause(exc: BaseException) -> str | None:

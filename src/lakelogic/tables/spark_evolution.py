@@ -194,7 +194,8 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
     """The batch column cast to the target's type; a value the cast does not keep fails the write job.
     Not kept: a NULL from a non-NULL value, and for a number cast to an exact type (integer, decimal) a
     value that changed (``2.5`` into a ``bigint`` column read back as ``2``, a fraction beyond the
-    decimal's scale rounded): a cast that quietly alters data is the failure §7.1 makes an error."""
+    decimal's scale rounded; a double's binary noise is not a change): a cast that quietly alters data is
+    the failure §7.1 makes an error."""
     src = F.col(f"`{column}`")
     casted = F.expr(f"try_cast(`{column}` AS {dtype.simpleString()})")
     of = f" ({source.simpleString()})" if source is not None else ""
@@ -204,7 +205,12 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
         F.lit(f"{of} cannot be cast to the target type {dtype.simpleString()}"),
     )
     lost = src.isNotNull() & casted.isNull()
-    if isinstance(source, _NUMBERS) and isinstance(dtype, _EXACT_NUMBERS):
+    if isinstance(source, DoubleType) and isinstance(dtype, DecimalType):
+        # a computed double carries binary noise (0.1 + 0.2 is 0.30000000000000004): it is kept when the
+        # decimal is that double to within its own precision (2^-50 of its size, a few ulps), changed
+        # when the cast rounded a real digit away (2.555 into a scale of 2)
+        lost = lost | (casted.isNotNull() & (F.abs(casted.cast("double") - src) > F.abs(src) * 2.0**-50))
+    elif isinstance(source, _NUMBERS) and isinstance(dtype, _EXACT_NUMBERS):
         # NaN and infinities never equal a cast back, so they fail too
         lost = lost | (casted.isNotNull() & ~casted.cast(source).eqNullSafe(src))
     return F.when(lost, F.raise_error(message)).otherwise(casted)

@@ -66,6 +66,7 @@ from lakelogic.tables.spark_iceberg_merge import rows_deleted, single_scan_appli
 from lakelogic.tables.spark_observed import observed_metrics
 from lakelogic.tables.spark_scd2_forward import one_row_per_key
 from lakelogic.tables.spark_scd2_versions import (
+    JSON_TEXT_OPTIONS,
     opened_surrogate_key,
     tracked_columns,
     untracked_columns,
@@ -318,7 +319,9 @@ def merge_statement(
 
     def tracked_text(side: Callable[[str], str]) -> str:
         """The JSON text of the tracked values compared by text, as ``tracked_hash`` builds it, in SQL."""
-        return "to_json(named_struct(" + ", ".join(f"{sql_string(c)}, {side(c)}" for c in by_text) + "))"
+        values = ", ".join(f"{sql_string(c)}, {side(c)}" for c in by_text)
+        options = ", ".join(f"{sql_string(k)}, {sql_string(v)}" for k, v in JSON_TEXT_OPTIONS.items())
+        return f"to_json(named_struct({values}), map({options}))"
 
     equal = [f"{t(c)} <=> {s(c)}" for c in by_value]
     if by_text:

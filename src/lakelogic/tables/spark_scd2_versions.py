@@ -91,10 +91,19 @@ def untracked_columns(
     return {c for c in data_cols if c in batch_columns and c not in excluded}
 
 
+# JSON text options of the tracked-value comparison: Spark's default timestamp text stops at milliseconds,
+# so values a microsecond apart compared equal (no version opened; a tie nothing ordered)
+JSON_TEXT_OPTIONS = {
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+}
+
+
 def tracked_hash(columns: list[str]) -> Column:
+    """The values of ``columns`` as JSON text (what SCD2 compares; equal text, equal values)."""
     if not columns:
         return F.lit("")
-    return F.to_json(F.struct(*[q(c).alias(c) for c in columns]))
+    return F.to_json(F.struct(*[q(c).alias(c) for c in columns]), JSON_TEXT_OPTIONS)
 
 
 def _check_conflicts(events: DataFrame, keys: list[str], compared: list[str]) -> None:
@@ -103,7 +112,8 @@ def _check_conflicts(events: DataFrame, keys: list[str], compared: list[str]) ->
     input order (so an identical re-run rewrote it). Different tracked values, or equal tracked values
     but a different untracked column (``compared``: the data columns a change is judged on). One hash
     aggregation over the batch events (duplicates need no removal first: they cannot widen min..max)."""
-    content = tracked_hash(compared)
+    # deletes compare as tombstones, whatever before-image a CDC delete carries
+    content = F.when(F.col(HASH) == TOMBSTONE, F.lit(TOMBSTONE)).otherwise(tracked_hash(compared))
     rows = (
         events.groupBy(*[q(k) for k in keys], F.col(T))
         .agg(

@@ -6,7 +6,15 @@ from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DoubleType, FloatType, StringType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DoubleType,
+    FloatType,
+    MapType,
+    StringType,
+    StructType,
+)
 
 from lakelogic.engines.spark.casting import json_value_sql
 from lakelogic.engines.spark.context import SparkRunContext
@@ -45,17 +53,36 @@ def apply_deduplicate(step: Transform, frame: DataFrame, ctx: SparkRunContext) -
     descending = p.get("order", "desc") == "desc"
     ordering = [value[c].desc_nulls_last() if descending else value[c].asc_nulls_last() for c in sort_by]
     ordering += [value[c].asc_nulls_last() for c in frame.columns if c not in keys and c not in sort_by]
-    # Spark sorts 0.0 and -0.0 as equal: their text tells them apart, so which one survives is fixed too
+    # Spark sorts 0.0 and -0.0 as equal (also inside arrays, structs and maps): their text tells them
+    # apart, so which one survives is fixed too
     ordering += [
-        col(c).cast("string").asc_nulls_last()
-        for c in frame.columns
-        if isinstance(types[c], (FloatType, DoubleType))
+        _zero_sign_text(col(c), types[c]).asc_nulls_last() for c in frame.columns if _holds_floating(types[c])
     ]
     window = Window.partitionBy(*(value[k] for k in keys)).orderBy(*(ordering or [F.lit(1)]))
     rank = hidden_name(step, frame, "rn")
     any_null_key = reduce(lambda a, b: a | b, (col(k).isNull() for k in keys), F.lit(False))
     ranked = frame.withColumn(rank, F.row_number().over(window))
     return ranked.where((F.col(rank) == 1) | any_null_key).drop(rank)
+
+
+def _holds_floating(data_type: DataType) -> bool:
+    """Whether a float or double sits anywhere in ``data_type``."""
+    if isinstance(data_type, (FloatType, DoubleType)):
+        return True
+    if isinstance(data_type, ArrayType):
+        return _holds_floating(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _holds_floating(data_type.keyType) or _holds_floating(data_type.valueType)
+    if isinstance(data_type, StructType):
+        return any(_holds_floating(f.dataType) for f in data_type.fields)
+    return False
+
+
+def _zero_sign_text(column: Column, data_type: DataType) -> Column:
+    """Text in which 0.0 and -0.0 differ: the value's own for a number, JSON for a nested value."""
+    if isinstance(data_type, (FloatType, DoubleType)):
+        return column.cast("string")
+    return F.to_json(column)
 
 
 def _elements(step: Transform, frame: DataFrame, field: str) -> Column:

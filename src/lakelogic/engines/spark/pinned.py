@@ -111,11 +111,16 @@ def pinned_semantics(spark: SparkSession) -> Iterator[None]:
         inside, saved = _holders.get(key, (0, {}))
         if inside == 0:
             saved = {}
-            for setting, value in PINNED.items():
-                own, effective = _own_value(spark, setting)
-                if effective is not None and not _already_pinned(setting, effective):
-                    saved[setting] = own
-                    spark.conf.set(setting, value)
+            try:
+                for setting, value in PINNED.items():
+                    own, effective = _own_value(spark, setting)
+                    if effective is not None and not _already_pinned(setting, effective):
+                        spark.conf.set(setting, value)
+                        saved[setting] = own
+            except BaseException:
+                # a platform that refuses one setting fails the run, with the session as it was
+                _restore(spark, saved)
+                raise
         _holders[key] = (inside + 1, saved)
     try:
         yield
