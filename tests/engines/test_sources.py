@@ -84,6 +84,30 @@ def test_columnar_files_with_more_columns_in_later_files_lose_none(
         assert rows_of(good, "id", "email") == [(1, None), (2, None), (3, "c@x")], older
 
 
+def test_json_numbers_into_decimal_fields_keep_every_digit(spark: Any, tmp_path: Path) -> None:
+    """Spark infers a JSON number with a fraction as a double: 12345678901234567.89 into a decimal(20,2)
+    field was 12345678901234568.00, silently. Also under partition directories; a number with more
+    integer digits than the field holds is quarantined, not changed."""
+    data = tmp_path / "in" / "region=eu"
+    data.mkdir(parents=True)
+    (data / "a.json").write_text(
+        '{"id": 1, "amount": 12345678901234567.89}\n{"id": 2, "amount": 0.1}\n'
+        '{"id": 3, "amount": 1234567890123456789.5}\n'
+    )
+    fields = [{"name": "id", "type": "integer"}, {"name": "amount", "type": "decimal(20,2)"}]
+    doc = contract(fields, source={"type": "landing", "path": str(tmp_path / "in"), "format": "json"})
+    result = DataProcessor(doc, spark=spark).run()
+    good, bad = result
+    assert [(i, str(amount)) for i, amount in rows_of(good, "id", "amount")] == [
+        (1, "12345678901234567.89"),
+        (2, "0.10"),
+    ]
+    assert [r["region"] for r in good.collect()] == ["eu", "eu"]
+    [too_large] = bad.collect()  # more integer digits than decimal(20,2) holds: malformed, with its text
+    assert "1234567890123456789.5" in too_large["_lakelogic_errors"][0]
+    assert result.report.counts.reconciles()
+
+
 def test_differently_headed_csv_files_keep_lineage_comments_and_compression(
     spark: Any, tmp_path: Path
 ) -> None:

@@ -26,6 +26,7 @@ from lakelogic.sources.strict_read import source_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 FILE_FORMATS = ("csv", "tsv", "json", "jsonl", "ndjson", "parquet", "orc", "avro")
 _EXTENSIONS = {
@@ -201,6 +202,7 @@ def read_files(
     source_type: str = "landing",
     select: Callable[[list[str]], list[str]] | None = None,
     headerless_names: Sequence[str] = (),
+    exact_fields: Mapping[str, tuple[int, int]] | None = None,
 ) -> SourceRead:
     """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None.
 
@@ -236,7 +238,9 @@ def read_files(
         targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
         if not targets:
             return SourceRead(None, info, fmt_family, selected=selected)
-    frame = _read(spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path)
+    frame = _read(
+        spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path, exact_fields
+    )
     if frame is None:
         return SourceRead(None, info, fmt_family, targets, selected)
     if with_file_path and SOURCE_FILE_COLUMN not in frame.columns:
@@ -258,6 +262,7 @@ def _read(
     options: Mapping[str, Any],
     headerless_names: Sequence[str] = (),
     with_file_path: bool = False,
+    exact_fields: Mapping[str, tuple[int, int]] | None = None,
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = source_reader(spark)
@@ -293,6 +298,9 @@ def _read(
             )
         if frame.columns == [CORRUPT_COLUMN]:
             return _all_malformed_json(spark, files, json_opts, headerless_names)
+        exactly = _decimals_read_exactly(frame.schema, exact_fields)
+        if exactly is not None:
+            frame = reader.options(**json_opts).options(**engine_options).schema(exactly).json(list(files))
         return frame if frame.columns else None
     if family in ("parquet", "orc", "avro"):
         if family != "avro" and not any(k.lower() == "mergeschema" for k in engine_options):
@@ -341,6 +349,37 @@ def _root_cause(exc: BaseException) -> str | None:
         found = str(cause.toString())
         cause = cause.getCause()
     return found
+
+
+def _decimals_read_exactly(
+    schema: StructType, exact_fields: Mapping[str, tuple[int, int]] | None
+) -> StructType | None:
+    """The inferred schema with each decimal field Spark inferred as floating point read as a decimal, or
+    None when there is none. Spark infers a JSON number with a fraction as a double, so
+    12345678901234567.89 into a decimal(20,2) field was 12345678901234568.00, silently (a string column
+    does not help: Spark writes the double's text). The read type keeps every integer digit the field can
+    hold and as many fraction digits as fit in 38; the strict cast to the field's type follows as for
+    any value, and a number too large for the field makes its record malformed (§3.3). The schema comes
+    from the inference already done, so the re-read costs no extra pass."""
+    from pyspark.sql.types import DecimalType, DoubleType, FloatType, StringType, StructField, StructType
+
+    def exact(name: str) -> DecimalType | None:
+        if exact_fields is None or name not in exact_fields:
+            return None
+        precision, scale = exact_fields[name]
+        return DecimalType(38, 38 - min(precision - scale, 38))
+
+    if not any(exact(f.name) and isinstance(f.dataType, (DoubleType, FloatType)) for f in schema.fields):
+        return None
+    fields = []
+    for f in schema.fields:
+        read_as = exact(f.name) if isinstance(f.dataType, (DoubleType, FloatType)) else None
+        fields.append(StructField(f.name, read_as, True) if read_as is not None else f)
+    if CORRUPT_COLUMN not in schema.fieldNames():
+        # a number with more integer digits than the field holds fails the record's parse: with this
+        # column the record is malformed (quarantined with its text), without it the value was NULL
+        fields.append(StructField(CORRUPT_COLUMN, StringType(), True))
+    return StructType(fields)
 
 
 def _all_malformed_json(

@@ -43,11 +43,15 @@ def read_plan_source(
     *,
     with_file_path: bool,
     model_fields: Sequence[str] = (),
+    exact_fields: Mapping[str, tuple[int, int]] | None = None,
 ) -> SourceOutcome:
     """The run's input: a DataFrame as given; a path or the contract's source read, with the source's
     ``partition_filters`` applied (a DataFrame stands for data already read). ``model_fields`` name the
-    columns of header-less CSV files, in order."""
-    outcome = _read(ctx, step, source, with_file_path=with_file_path, model_fields=model_fields)
+    columns of header-less CSV files, in order; ``exact_fields`` the decimal fields (precision, scale), whose
+    JSON numbers are read as decimals (sources/files.py)."""
+    outcome = _read(
+        ctx, step, source, with_file_path=with_file_path, model_fields=model_fields, exact_fields=exact_fields
+    )
     if (
         step is not None
         and step.partition_filters
@@ -97,6 +101,7 @@ def _read(
     *,
     with_file_path: bool,
     model_fields: Sequence[str],
+    exact_fields: Mapping[str, tuple[int, int]] | None,
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
     if isinstance(source, DataFrame):
@@ -116,6 +121,7 @@ def _read(
             source_type=step.source_type if step is not None else "landing",
             select=_selector(ctx, step),
             headerless_names=model_fields,
+            exact_fields=exact_fields,
         )
         return _windowed(ctx, step, read, empty)
     if step is None or not step.path:
@@ -145,6 +151,7 @@ def _read(
         source_type=kind,
         select=_selector(ctx, step),
         headerless_names=model_fields,
+        exact_fields=exact_fields,
     )
     return _windowed(ctx, step, read, empty)
 
