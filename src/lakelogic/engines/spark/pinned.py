@@ -20,8 +20,9 @@ These Spark settings change what the same contract and data mean (each was repro
   legacy parsing of string and number literals changed what rule SQL (regular expressions, quoted
   values) and LakeLogic's own expressions mean, or failed every run with a ``float`` field.
 * ``spark.sql.parquet.outputTimestampType``: ``TIMESTAMP_MILLIS`` (a common setting for Hive/Impala
-  readers) cut every timestamp written to milliseconds; §5.1 timestamps have microseconds. (Spark's
-  default, the deprecated INT96, carries no time-zone semantics and was the slowest column of a write.)
+  readers) cut every timestamp written to milliseconds; §5.1 timestamps have microseconds. Spark's
+  default, the deprecated INT96, is written as INT64 microseconds too (it was the slowest column of a
+  write), but a session that chose INT96 itself keeps it: it loses nothing.
 * ``spark.sql.jsonGenerator.ignoreNullFields`` and ``spark.sql.legacy.castComplexTypesToString.enabled``:
   the text of nested values (a ``json`` field, SCD2's tracked-value comparison) and the hash of a masked
   array changed with them (read when a frame executes: what a run writes is covered).
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 ZONE_KEY = "spark.sql.session.timeZone"
 TIMESTAMP_TYPE_KEY = "spark.sql.timestampType"
 ANSI_KEY = "spark.sql.ansi.enabled"
+PARQUET_TIMESTAMPS_KEY = "spark.sql.parquet.outputTimestampType"
 UTC = "UTC"
 _UTC_NAMES = (UTC, "Etc/UTC", "Z", "+00:00")
 PINNED = {
@@ -65,7 +67,7 @@ PINNED = {
     "spark.sql.decimalOperations.allowPrecisionLoss": "true",
     "spark.sql.parser.escapedStringLiterals": "false",
     "spark.sql.legacy.exponentLiteralAsDecimal.enabled": "false",
-    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    PARQUET_TIMESTAMPS_KEY: "TIMESTAMP_MICROS",
     # text of nested values (json fields, SCD2 change detection) and of masked arrays, as Spark 3 writes it
     "spark.sql.jsonGenerator.ignoreNullFields": "true",
     "spark.sql.legacy.castComplexTypesToString.enabled": "false",
@@ -95,9 +97,11 @@ def _own_value(spark: SparkSession, setting: str) -> tuple[str | None, str | Non
         return None, None
 
 
-def _already_pinned(key: str, value: str) -> bool:
+def _already_pinned(key: str, value: str, *, explicit: bool) -> bool:
     if key == ZONE_KEY:
         return value in _UTC_NAMES
+    if key == PARQUET_TIMESTAMPS_KEY and explicit and value.upper() == "INT96":
+        return True  # lossless (nanoseconds), only deprecated: a session that chose it keeps it
     return value.lower() == PINNED[key].lower()
 
 
@@ -114,9 +118,10 @@ def pinned_semantics(spark: SparkSession) -> Iterator[None]:
             try:
                 for setting, value in PINNED.items():
                     own, effective = _own_value(spark, setting)
-                    if effective is not None and not _already_pinned(setting, effective):
-                        spark.conf.set(setting, value)
-                        saved[setting] = own
+                    if effective is None or _already_pinned(setting, effective, explicit=own is not None):
+                        continue  # unknown to this Spark, or already what the run needs
+                    spark.conf.set(setting, value)
+                    saved[setting] = own
             except BaseException:
                 # a platform that refuses one setting fails the run, with the session as it was
                 _restore(spark, saved)
