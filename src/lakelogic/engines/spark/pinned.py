@@ -97,12 +97,17 @@ def _own_value(spark: SparkSession, setting: str) -> tuple[str | None, str | Non
         return None, None
 
 
+# values that mean the same for a run, so a session keeps them: more names of UTC, and INT96 when the
+# session chose it (lossless nanoseconds, only deprecated; left at the default it is written as micros)
+_SAME_MEANING = {ZONE_KEY: {n.lower() for n in _UTC_NAMES}}
+_SAME_MEANING_WHEN_CHOSEN = {PARQUET_TIMESTAMPS_KEY: {"int96"}}
+
+
 def _already_pinned(key: str, value: str, *, explicit: bool) -> bool:
-    if key == ZONE_KEY:
-        return value in _UTC_NAMES
-    if key == PARQUET_TIMESTAMPS_KEY and explicit and value.upper() == "INT96":
-        return True  # lossless (nanoseconds), only deprecated: a session that chose it keeps it
-    return value.lower() == PINNED[key].lower()
+    same = {PINNED[key].lower()} | _SAME_MEANING.get(key, set())
+    if explicit:
+        same |= _SAME_MEANING_WHEN_CHOSEN.get(key, set())
+    return value.lower() in same
 
 
 @contextmanager
