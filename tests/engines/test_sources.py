@@ -108,6 +108,36 @@ def test_json_numbers_into_decimal_fields_keep_every_digit(spark: Any, tmp_path:
     assert result.report.counts.reconciles()
 
 
+def test_json_objects_into_json_fields_keep_their_own_shape(spark: Any, tmp_path: Path) -> None:
+    """Spark infers one type per key for all records: an array in one record and a number in another
+    became strings inside the object, and a `null` key was dropped. A `json` field takes each value's own
+    JSON text."""
+    (tmp_path / "in.json").write_text(
+        '{"id": 1, "j": {"c": []}}\n{"id": 2, "j": {"c": 1}}\n{"id": 3, "j": {"a": null, "b": 1}}\n'
+    )
+    fields = [{"name": "id", "type": "integer"}, {"name": "j", "type": "json"}]
+    doc = contract(fields, source={"type": "landing", "path": str(tmp_path / "in.json"), "format": "json"})
+    good, bad = DataProcessor(doc, spark=spark).run()
+    assert rows_of(good, "id", "j") == [(1, '{"c":[]}'), (2, '{"c":1}'), (3, '{"a":null,"b":1}')]
+    assert bad.count() == 0
+
+
+def test_csv_array_fields_are_cast_from_json_array_text(spark: Any, tmp_path: Path) -> None:
+    """§5.3 array<T>: JSON-array text, elements cast to T. A CSV source with an array field failed every
+    run (the malformed-record shaping cast the raw text column to the array type)."""
+    (tmp_path / "in.csv").write_text('id,a\n1,"[1,2]"\n2,"[3,x]"\n3\n')
+    fields = [{"name": "id", "type": "integer"}, {"name": "a", "type": "array<integer>"}]
+    doc = contract(fields, source={"type": "landing", "path": str(tmp_path / "in.csv"), "format": "csv"})
+    result = DataProcessor(doc, spark=spark).run()
+    good, bad = result
+    assert rows_of(good, "id", "a") == [(1, [1, 2])]
+    assert sorted(str(r["_lakelogic_errors"]) for r in bad.collect()) == [
+        "['Rule failed: a_type (cannot cast \"[3,x]\" to array<integer>)']",
+        "['Rule failed: malformed_record (unparseable record: 3)']",
+    ]
+    assert result.report.counts.reconciles()
+
+
 def test_differently_headed_csv_files_keep_lineage_comments_and_compression(
     spark: Any, tmp_path: Path
 ) -> None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakelogic.types import LogicalType
+
 FILE_FORMATS = ("csv", "tsv", "json", "jsonl", "ndjson", "parquet", "orc", "avro")
 _EXTENSIONS = {
     ".csv": "csv",
@@ -202,7 +204,7 @@ def read_files(
     source_type: str = "landing",
     select: Callable[[list[str]], list[str]] | None = None,
     headerless_names: Sequence[str] = (),
-    exact_fields: Mapping[str, tuple[int, int]] | None = None,
+    model_types: Mapping[str, LogicalType] | None = None,
 ) -> SourceRead:
     """Read file(s) as raw-typed rows. Zero qualifying non-empty files -> ``frame`` None.
 
@@ -239,7 +241,7 @@ def read_files(
         if not targets:
             return SourceRead(None, info, fmt_family, selected=selected)
     frame = _read(
-        spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path, exact_fields
+        spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path, model_types
     )
     if frame is None:
         return SourceRead(None, info, fmt_family, targets, selected)
@@ -262,7 +264,7 @@ def _read(
     options: Mapping[str, Any],
     headerless_names: Sequence[str] = (),
     with_file_path: bool = False,
-    exact_fields: Mapping[str, tuple[int, int]] | None = None,
+    model_types: Mapping[str, LogicalType] | None = None,
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = source_reader(spark)
@@ -298,7 +300,7 @@ def _read(
             )
         if frame.columns == [CORRUPT_COLUMN]:
             return _all_malformed_json(spark, files, json_opts, headerless_names)
-        exactly = _decimals_read_exactly(frame.schema, exact_fields)
+        exactly = _read_as_declared(frame.schema, model_types)
         if exactly is not None:
             frame = reader.options(**json_opts).options(**engine_options).schema(exactly).json(list(files))
         return frame if frame.columns else None
@@ -351,33 +353,40 @@ def _root_cause(exc: BaseException) -> str | None:
     return found
 
 
-def _decimals_read_exactly(
-    schema: StructType, exact_fields: Mapping[str, tuple[int, int]] | None
-) -> StructType | None:
-    """The inferred schema with each decimal field Spark inferred as floating point read as a decimal, or
-    None when there is none. Spark infers a JSON number with a fraction as a double, so
-    12345678901234567.89 into a decimal(20,2) field was 12345678901234568.00, silently (a string column
-    does not help: Spark writes the double's text). The read type keeps every integer digit the field can
-    hold and as many fraction digits as fit in 38; the strict cast to the field's type follows as for
-    any value, and a number too large for the field makes its record malformed (§3.3). The schema comes
-    from the inference already done, so the re-read costs no extra pass."""
+def _read_as_declared(schema: StructType, model_types: Mapping[str, LogicalType] | None) -> StructType | None:
+    """The inferred JSON schema with the fields whose inferred type would change their values read as
+    their model type asks, or None when there is none. The schema comes from the inference already done,
+    so the re-read costs no extra pass.
+
+    * A decimal field inferred as floating point is read as a decimal: Spark infers a number with a
+      fraction as a double, so 12345678901234567.89 into a decimal(20,2) field was 12345678901234568.00,
+      silently. The read type keeps every integer digit the field can hold and as many fraction digits
+      as fit in 38; the strict cast to the field's type follows as for any value.
+    * A ``json`` or ``string`` field inferred as anything but text is read as text: Spark keeps an
+      object's or array's own JSON (every key, ``null`` values included), where the inferred type had
+      merged the records' shapes (an array in one record and a number in another both became strings
+      inside the object, ``3`` became ``3.0`` next to a ``1.5``, a ``null`` key was dropped).
+      Fractional numbers still take Spark's double text.
+
+    The corrupt-record column joins the schema, so a value that does not fit its read type (a number
+    too large for the decimal) makes its record malformed (§3.3) instead of NULL."""
     from pyspark.sql.types import DecimalType, DoubleType, FloatType, StringType, StructField, StructType
 
-    def exact(name: str) -> DecimalType | None:
-        if exact_fields is None or name not in exact_fields:
+    def read_as(field: StructField) -> DecimalType | StringType | None:
+        declared = (model_types or {}).get(field.name)
+        if declared is None:
             return None
-        precision, scale = exact_fields[name]
-        return DecimalType(38, 38 - min(precision - scale, 38))
-
-    if not any(exact(f.name) and isinstance(f.dataType, (DoubleType, FloatType)) for f in schema.fields):
+        if declared.kind == "decimal" and isinstance(field.dataType, (DoubleType, FloatType)):
+            whole = (declared.precision or 38) - (declared.scale or 0)
+            return DecimalType(38, 38 - min(whole, 38))
+        if declared.kind in ("json", "string") and not isinstance(field.dataType, StringType):
+            return StringType()
         return None
-    fields = []
-    for f in schema.fields:
-        read_as = exact(f.name) if isinstance(f.dataType, (DoubleType, FloatType)) else None
-        fields.append(StructField(f.name, read_as, True) if read_as is not None else f)
+
+    fields = [StructField(f.name, read_as(f) or f.dataType, True) for f in schema.fields]
+    if all(read_as(f) is None for f in schema.fields):
+        return None
     if CORRUPT_COLUMN not in schema.fieldNames():
-        # a number with more integer digits than the field holds fails the record's parse: with this
-        # column the record is malformed (quarantined with its text), without it the value was NULL
         fields.append(StructField(CORRUPT_COLUMN, StringType(), True))
     return StructType(fields)
 

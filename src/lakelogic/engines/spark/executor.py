@@ -164,11 +164,7 @@ class PlanExecutor:
             source,
             with_file_path=wants_path,
             model_fields=[f.name for f in self.plan.fields],
-            exact_fields={
-                f.name: (f.type.precision or 38, f.type.scale or 0)
-                for f in self.plan.fields
-                if f.type.kind == "decimal"
-            },
+            model_types={f.name: f.type for f in self.plan.fields},
         )
         ev = Evaluation(
             good=None,

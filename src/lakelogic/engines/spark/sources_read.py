@@ -20,6 +20,7 @@ from lakelogic.sources.date_folders import in_date_folders
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import WindowDecision, decide
+from lakelogic.types import LogicalType
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
 _TABLE_TYPES = {"table", "delta", "iceberg"}
@@ -43,14 +44,14 @@ def read_plan_source(
     *,
     with_file_path: bool,
     model_fields: Sequence[str] = (),
-    exact_fields: Mapping[str, tuple[int, int]] | None = None,
+    model_types: Mapping[str, LogicalType] | None = None,
 ) -> SourceOutcome:
     """The run's input: a DataFrame as given; a path or the contract's source read, with the source's
     ``partition_filters`` applied (a DataFrame stands for data already read). ``model_fields`` name the
-    columns of header-less CSV files, in order; ``exact_fields`` the decimal fields (precision, scale), whose
-    JSON numbers are read as decimals (sources/files.py)."""
+    columns of header-less CSV files, in order; ``model_types`` the fields' types, which
+    decide how JSON values are read where Spark's inference would change them (sources/files.py)."""
     outcome = _read(
-        ctx, step, source, with_file_path=with_file_path, model_fields=model_fields, exact_fields=exact_fields
+        ctx, step, source, with_file_path=with_file_path, model_fields=model_fields, model_types=model_types
     )
     if (
         step is not None
@@ -101,7 +102,7 @@ def _read(
     *,
     with_file_path: bool,
     model_fields: Sequence[str],
-    exact_fields: Mapping[str, tuple[int, int]] | None,
+    model_types: Mapping[str, LogicalType] | None,
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
     if isinstance(source, DataFrame):
@@ -121,7 +122,7 @@ def _read(
             source_type=step.source_type if step is not None else "landing",
             select=_selector(ctx, step),
             headerless_names=model_fields,
-            exact_fields=exact_fields,
+            model_types=model_types,
         )
         return _windowed(ctx, step, read, empty)
     if step is None or not step.path:
@@ -151,7 +152,7 @@ def _read(
         source_type=kind,
         select=_selector(ctx, step),
         headerless_names=model_fields,
-        exact_fields=exact_fields,
+        model_types=model_types,
     )
     return _windowed(ctx, step, read, empty)
 
