@@ -383,9 +383,10 @@ def _read_as_declared(schema: StructType, model_types: Mapping[str, LogicalType]
             return StringType()
         return None
 
-    fields = [StructField(f.name, read_as(f) or f.dataType, True) for f in schema.fields]
-    if all(read_as(f) is None for f in schema.fields):
+    chosen = {f.name: read_as(f) for f in schema.fields}
+    if not any(chosen.values()):
         return None
+    fields = [StructField(f.name, chosen[f.name] or f.dataType, True) for f in schema.fields]
     if CORRUPT_COLUMN not in schema.fieldNames():
         fields.append(StructField(CORRUPT_COLUMN, StringType(), True))
     return StructType(fields)
