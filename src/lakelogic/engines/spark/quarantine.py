@@ -64,8 +64,8 @@ def _malformed_rows(malformed: DataFrame, like: DataFrame, *, include_reason: bo
             # Referencing the real column (always NULL here) keeps Spark from reading only the
             # corrupt-record column, which its JSON/CSV readers refuse. The raw column is only tested,
             # never cast: its raw type (CSV text) need not cast to the field's (text to an array does not).
-            present = F.col(quote_ident(f.name)).isNull() & corrupt.isNull()
-            cols.append(F.when(present, F.lit(None)).cast(f.dataType).alias(f.name))
+            reads_the_column = F.col(quote_ident(f.name)).isNull() & corrupt.isNull()
+            cols.append(F.when(reads_the_column, F.lit(None)).cast(f.dataType).alias(f.name))
         else:
             cols.append(F.lit(None).cast(f.dataType).alias(f.name))
     reason = F.lit("unparseable record")
