@@ -283,3 +283,49 @@ def test_a_single_quoted_json_record_is_malformed(spark: Any, tmp_path: Path) ->
         contract(fields, source={"type": "landing", "path": str(path), "format": "jsonl"}), spark=spark
     ).run()
     assert (result.report.counts.good, result.report.counts.quarantined) == (1, 1), result.report.error
+
+
+def test_a_csv_file_with_a_broken_quote_is_quarantined_line_by_line(spark: Any, tmp_path: Path) -> None:
+    """Spark's lenient parser read an unclosed quote on through the rest of the file into one value: the
+    record kept its field count, so it passed as one good row and the rows it swallowed were gone while
+    the counts reconciled. Such a file's records cannot be delimited; each of its lines is quarantined
+    with the reason, and the other files are read as usual."""
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "a.csv").write_text('id,name\n1,"ann\n2,bob\n\n3,cy\n')
+    (data / "b.csv").write_text('id,name\n4,"dee"\n')
+    doc = _doc(data, "csv")
+    doc["lineage"] = {"enabled": True}
+    result = DataProcessor(doc, spark=spark).run()
+    good, bad = result
+    report = result.report
+    assert report.status == "succeeded", report.error
+    assert rows_of(good, "id", "name") == [(4, "dee")]
+    reason = (
+        "a.csv cannot be split into records: a quoted value is never closed before the end of the file "
+        "(the record starting at line 2)"
+    )
+    quarantined = sorted(
+        (r["_lakelogic_errors"][0], r["id"], Path(r["_lakelogic_source"]).name) for r in bad.collect()
+    )
+    assert quarantined == [
+        (f'Rule failed: malformed_record ({reason}: 1,"ann)', None, "a.csv"),
+        (f"Rule failed: malformed_record ({reason}: 2,bob)", None, "a.csv"),
+        (f"Rule failed: malformed_record ({reason}: 3,cy)", None, "a.csv"),
+    ]
+    assert report.counts.source == 4 and report.counts.reconciles()
+    assert any("a.csv" in w and "line by line" in w for w in report.warnings)
+
+
+def test_a_csv_quote_swallowing_up_to_a_later_quote_is_caught_too(spark: Any, tmp_path: Path) -> None:
+    """An unclosed quote ends at the next quote followed by a delimiter or line end: the row between was
+    lost inside one good row. With every file broken, the model's columns are still there (NULL)."""
+    path = tmp_path / "a.csv"
+    path.write_text('id,name\n1,"ann\n2,bob\n3,"cy"\n')
+    result = DataProcessor(_doc(path, "csv"), spark=spark).run()
+    good, bad = result
+    assert result.report.status == "partial", result.report.error  # every row quarantined
+    assert good.count() == 0 and set(good.columns) >= {"id", "name"}
+    texts = sorted(r["_lakelogic_errors"][0].rsplit(": ", 1)[1] for r in bad.collect())
+    assert texts == ['1,"ann)', "2,bob)", '3,"cy")']
+    assert result.report.counts.source == 3

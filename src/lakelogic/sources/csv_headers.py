@@ -28,21 +28,27 @@ def header_line(path: str, encoding: str, comment: str | None) -> str | None:
     """The header of the local CSV file ``path``: its first line that is neither blank nor a comment, as
     Spark takes it (BOM and line end removed). None for a file without one; :data:`UNKNOWN` when the file
     cannot be read here (an unknown encoding or compression)."""
+    handle = open_text(path, encoding)
+    if handle is None:
+        return UNKNOWN
+    with handle:
+        return _first_header(handle, comment)
+
+
+def open_text(path: str, encoding: str) -> IO[str] | None:
+    """The local file ``path`` as text with its line ends kept (undecodable bytes replaced), or None when
+    Python cannot read it (an unknown encoding or a compression it has no reader for)."""
     suffix = Path(path).suffix.lower()
     if suffix in _OTHER_COMPRESSIONS:
-        return UNKNOWN
+        return None
     try:
         codecs.lookup(encoding)
     except LookupError:
-        return UNKNOWN
+        return None
     opener = _PYTHON_READABLE.get(suffix)
-    handle: IO[str] = (
-        opener(path, "rt", encoding=encoding, errors="replace", newline="")  # type: ignore[operator]
-        if opener is not None
-        else open(path, encoding=encoding, errors="replace", newline="")  # noqa: SIM115 - closed below
-    )
-    with handle:
-        return _first_header(handle, comment)
+    if opener is not None:
+        return opener(path, "rt", encoding=encoding, errors="replace", newline="")  # type: ignore[no-any-return,operator]
+    return open(path, encoding=encoding, errors="replace", newline="")
 
 
 def _first_header(lines: Iterable[str], comment: str | None) -> str | None:

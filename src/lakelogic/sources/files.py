@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from lakelogic.errors import ContractError, MissingDependencyError, Problem, SourceError, UnsupportedError
 from lakelogic.report import SourceInfo
-from lakelogic.sources.columns import CORRUPT_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.csv_quotes import broken_quoting
 from lakelogic.sources.json_duplicate_keys import is_duplicate_column_error, read_json_with_duplicate_keys
 from lakelogic.sources.strict_read import source_reader
 
@@ -73,6 +74,7 @@ class SourceRead:
     format: str
     files: list[str] = field(default_factory=list)  # the non-empty files scanned
     selected: list[str] = field(default_factory=list)  # every local file the run took, empty ones too
+    warnings: list[str] = field(default_factory=list)  # for the run report (a file quarantined whole)
 
 
 def canonical_format(fmt: str | None, path: str | None, *, files: Sequence[str] = ()) -> str:
@@ -240,11 +242,21 @@ def read_files(
         targets = [f for f, st in sizes if st.st_size > 0]  # empty files add zero rows
         if not targets:
             return SourceRead(None, info, fmt_family, selected=selected)
+    warnings: list[str] = []
     frame = _read(
-        spark, fmt_family, declared, targets, base, options, headerless_names, with_file_path, model_types
+        spark,
+        fmt_family,
+        declared,
+        targets,
+        base,
+        options,
+        headerless_names,
+        with_file_path,
+        model_types,
+        warnings,
     )
     if frame is None:
-        return SourceRead(None, info, fmt_family, targets, selected)
+        return SourceRead(None, info, fmt_family, targets, selected, warnings)
     if with_file_path and SOURCE_FILE_COLUMN not in frame.columns:
         from pyspark.sql import functions as F
 
@@ -252,7 +264,7 @@ def read_files(
     if remote:
         info.files = frame.inputFiles()[:LISTED_FILES]
         info.files_count = len(info.files)
-    return SourceRead(frame, info, fmt_family, targets, selected)
+    return SourceRead(frame, info, fmt_family, targets, selected, warnings)
 
 
 def _read(
@@ -265,6 +277,7 @@ def _read(
     headerless_names: Sequence[str] = (),
     with_file_path: bool = False,
     model_types: Mapping[str, LogicalType] | None = None,
+    warnings: list[str] | None = None,
 ) -> DataFrame | None:
     engine_options = {str(k): str(v) for k, v in dict(options.get("engine_options") or {}).items()}
     reader = source_reader(spark)
@@ -280,6 +293,7 @@ def _read(
             tab=family == "tsv" or declared == "tsv",
             headerless_names=headerless_names,
             with_file_path=with_file_path,
+            warnings=warnings if warnings is not None else [],
         )
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
@@ -441,6 +455,7 @@ def _read_csv(
     tab: bool,
     headerless_names: Sequence[str] = (),
     with_file_path: bool = False,
+    warnings: list[str],
 ) -> DataFrame | None:
     from functools import reduce
 
@@ -483,10 +498,15 @@ def _read_csv(
     # Spark tokenises only the selected columns and misses wrong field counts.
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     with_header = csv_opts["header"] == "true"
+    python_encoding = str(options.get("encoding", "utf-8"))
+    broken = broken_quoting(files, csv_opts, python_encoding)
+    readable = [f for f in files if f not in broken]
     groups = (
-        files_by_header(list(files), str(options.get("encoding", "utf-8")), csv_opts.get("comment"))
-        if with_header and len(files) > 1
-        else [list(files)]
+        files_by_header(readable, python_encoding, csv_opts.get("comment"))
+        if with_header and len(readable) > 1
+        else [readable]
+        if readable
+        else []
     )
     frames = []
     for group in groups:
@@ -502,14 +522,24 @@ def _read_csv(
         schema = StructType([StructField(n, StringType(), True) for n in names])
         schema.add(StructField(CORRUPT_COLUMN, StringType(), True))
         frame = source_reader(spark).options(**csv_opts).schema(schema).csv(group)
-        if with_file_path and len(groups) > 1:  # a union has no `_metadata` column to take it from later
+        if with_file_path and (len(groups) > 1 or broken):  # a union has no `_metadata` column later
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
         frames.append(frame)
+    quarantined = []
+    for path, problem in broken.items():
+        reason = problem.reason(path)
+        warnings.append(f"source file {path} was quarantined line by line: {reason}")
+        quarantined.append(_lines_as_malformed(spark, path, reason, csv_opts, with_file_path=with_file_path))
+    if quarantined and not frames:  # no readable file: the model's columns, NULL (as for JSON)
+        nulls = [F.lit(None).cast("string").alias(n) for n in headerless_names]
+        quarantined[0] = quarantined[0].select(*nulls, "*")
+    frames += quarantined
     if not frames:
         return None
     # files with other headers: combined by name, a column a file lacks is NULL there (csv_headers.py)
     frame = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
-    names = [c for c in frame.columns if c not in (CORRUPT_COLUMN, SOURCE_FILE_COLUMN)]
+    hidden = (CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN)
+    names = [c for c in frame.columns if c not in hidden]
     extra_nulls = null_values[1:]
     if extra_nulls:
         frame = frame.select(
@@ -521,6 +551,39 @@ def _read_csv(
             ]
         )
     return _undecodable_as_malformed(frame, names, csv_opts["sep"])
+
+
+def _lines_as_malformed(
+    spark: SparkSession, path: str, reason: str, csv_opts: Mapping[str, str], *, with_file_path: bool
+) -> DataFrame:
+    """Every line of a CSV file whose records cannot be delimited (csv_quotes.py) as a malformed record
+    (§3.3) with ``reason``: nothing of it is read as data, nothing of it is lost. The header line and
+    comment lines are not records; blank lines add nothing, as in a readable file."""
+    from pyspark.sql import functions as F
+
+    # One text column: no quoting, a separator no text line holds; a line that holds it anyway has
+    # extra fields, so the reader keeps it whole in the corrupt-record column.
+    line_opts = {k: v for k, v in csv_opts.items() if k in ("header", "encoding", "comment", "basePath")}
+    lines = (
+        source_reader(spark)
+        .options(**line_opts)
+        .options(
+            sep="\u0001",
+            quote="",
+            multiLine="false",
+            mode="PERMISSIVE",
+            columnNameOfCorruptRecord=CORRUPT_COLUMN,
+            ignoreLeadingWhiteSpace="false",
+            ignoreTrailingWhiteSpace="false",
+        )
+        .schema(f"line STRING, {CORRUPT_COLUMN} STRING")
+        .csv(path)
+    )
+    text = F.coalesce(F.col(CORRUPT_COLUMN), F.col("line"))
+    columns = [text.alias(CORRUPT_COLUMN), F.lit(reason).alias(CORRUPT_REASON_COLUMN)]
+    if with_file_path:
+        columns.append(F.col("_metadata.file_path").alias(SOURCE_FILE_COLUMN))
+    return lines.where(F.trim(text) != "").select(*columns)
 
 
 def _undecodable_as_malformed(frame: DataFrame, columns: list[str], sep: str) -> DataFrame:

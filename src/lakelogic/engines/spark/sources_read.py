@@ -124,6 +124,7 @@ def _read(
             headerless_names=model_fields,
             model_types=model_types,
         )
+        ctx.warnings.extend(read.warnings)
         return _windowed(ctx, step, read, empty)
     if step is None or not step.path:
         raise PlanError(
@@ -154,6 +155,7 @@ def _read(
         headerless_names=model_fields,
         model_types=model_types,
     )
+    ctx.warnings.extend(read.warnings)
     return _windowed(ctx, step, read, empty)
 
 

@@ -1,0 +1,148 @@
+"""Local CSV files whose quoting is broken, found before Spark reads them.
+
+Spark reads CSV sources with ``multiLine`` (a quoted value may hold line breaks, RFC 4180), and its
+parser is lenient about quotes: a quote left open runs on across line breaks until the next quote that
+is followed by a delimiter or line end, or to the end of the file. The records it swallows become part
+of one value; when the field count still matches, that record is a good row and the others are gone
+while the counts reconcile. The parse gives no trace of it, so each local file is checked here with
+Python's strict CSV reader: a quoted value that never closes, or a quote inside a quoted value that is
+neither doubled nor escaped nor followed by a delimiter or line end, marks the file. Its records cannot
+be delimited, so the reader quarantines its lines instead of reading it (:mod:`.files`).
+
+Both quote conventions pass: doubled quotes (RFC 4180) and the escape character. A file without the
+quote character at all is skipped after a byte search. Compressed files are checked when Python reads
+their compression (gzip, bz2); other compressions, multi-character delimiters and disabled quoting are
+not checked.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import mmap
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from lakelogic.sources.csv_headers import open_text
+
+# A long quoted value is data, not a problem: lift the module's 128 KiB field limit (process-wide; it
+# only ever widens what the csv module accepts).
+csv.field_size_limit(sys.maxsize)
+
+_CHECKED_COMPRESSIONS = {".gz", ".bz2"}
+_UNCHECKED_COMPRESSIONS = {".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br"}
+
+
+@dataclass(frozen=True)
+class QuoteProblem:
+    """Where a file's quoting breaks: the line its record starts on and what is wrong there."""
+
+    line: int
+    problem: str
+
+    def reason(self, path: str) -> str:
+        """Why every line of the file at ``path`` is quarantined."""
+        name = Path(path).name
+        return (
+            f"{name} cannot be split into records: {self.problem} (the record starting at line {self.line})"
+        )
+
+
+def broken_quoting(
+    files: Sequence[str], options: Mapping[str, str], encoding: str
+) -> dict[str, QuoteProblem]:
+    """The files of ``files`` whose quoting is broken under the Spark reader ``options`` (``sep``,
+    ``quote``, ``escape``, ``comment``), each with its first problem. ``encoding`` is the source's, as
+    Python names it."""
+    sep, quote = options.get("sep", ","), options.get("quote", '"')
+    escape = options.get("escape", "\\")
+    if len(sep) != 1 or len(quote) != 1 or quote == "\x00":
+        return {}
+    found = {}
+    for path in files:
+        problem = _first_problem(
+            path,
+            sep=sep,
+            quote=quote,
+            escape=escape if len(escape) == 1 and escape not in ("\x00", quote) else None,
+            encoding=encoding,
+            comment=options.get("comment") or None,
+        )
+        if problem is not None:
+            found[path] = problem
+    return found
+
+
+def _first_problem(
+    path: str, *, sep: str, quote: str, escape: str | None, encoding: str, comment: str | None
+) -> QuoteProblem | None:
+    suffix = Path(path).suffix.lower()
+    if suffix in _UNCHECKED_COMPRESSIONS or not Path(path).is_file():
+        return None
+    if (
+        suffix not in _CHECKED_COMPRESSIONS
+        and _searchable(encoding)
+        and not _contains(path, quote.encode(encoding, "replace"))
+    ):
+        return None
+    handle = open_text(path, encoding)
+    if handle is None:
+        return None
+    with handle:
+        return _scan(handle, sep=sep, quote=quote, escape=escape, comment=comment)
+
+
+def _searchable(encoding: str) -> bool:
+    """Whether a character's encoded bytes can be searched for in files of ``encoding`` without
+    decoding (no byte-order mark, no alignment)."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return not name.startswith(("utf-16", "utf-32"))
+
+
+def _contains(path: str, needle: bytes) -> bool:
+    """Whether the file holds ``needle`` (a memory-mapped search: no Python-level loop)."""
+    with open(path, "rb") as raw:
+        if Path(path).stat().st_size == 0:
+            return False
+        with mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return mapped.find(needle) != -1
+
+
+def _scan(
+    handle: IO[str], *, sep: str, quote: str, escape: str | None, comment: str | None
+) -> QuoteProblem | None:
+    lines = _without_comments(handle, comment) if comment else handle
+    reader = csv.reader(
+        lines, delimiter=sep, quotechar=quote, escapechar=escape, doublequote=True, strict=True
+    )
+    start = 1
+    try:
+        for _ in reader:
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return QuoteProblem(start, _plain(str(exc), quote))
+    return None
+
+
+def _without_comments(lines: IO[str], comment: str) -> Iterator[str]:
+    """The lines with comment lines emptied (their line end kept, so line numbers stay the file's). A line
+    starting with the prefix inside a quoted value is emptied too: that only shortens the value."""
+    return (line[len(line.rstrip("\r\n")) :] if line.startswith(comment) else line for line in lines)
+
+
+def _plain(message: str, quote: str) -> str:
+    """The csv module's message in the terms of the contract's options."""
+    if "unexpected end of data" in message:
+        return "a quoted value is never closed before the end of the file"
+    if "expected after" in message:
+        return (
+            f"a {quote} inside a quoted value is not doubled, not escaped and not followed by the "
+            "delimiter or a line end"
+        )
+    return message
