@@ -329,3 +329,41 @@ def test_a_csv_quote_swallowing_up_to_a_later_quote_is_caught_too(spark: Any, tm
     texts = sorted(r["_lakelogic_errors"][0].rsplit(": ", 1)[1] for r in bad.collect())
     assert texts == ['1,"ann)', "2,bob)", '3,"cy")']
     assert result.report.counts.source == 3
+
+
+def _truncated_gzip(path: Path, text: str) -> None:
+    import gzip
+
+    packed = gzip.compress(text.encode())
+    path.write_bytes(packed[: len(packed) // 2])
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "expected"),
+    [
+        # Spark's gzip reader ends a truncated stream quietly: the rows after the cut were lost
+        ("cut.csv.gz", "csv", "Compressed file ended before the end-of-stream marker"),
+        ("cut.json.gz", "json", "Compressed file ended before the end-of-stream marker"),
+        ("foreign.csv.gz", "csv", "Not a gzipped file"),
+        ("wide.csv", "csv", "a record has more than 20480 fields"),  # raised inside the scan job
+    ],
+)
+def test_unreadable_source_files_fail_the_run_naming_the_file(
+    spark: Any, tmp_path: Path, name: str, fmt: str, expected: str
+) -> None:
+    data = tmp_path / "in"
+    data.mkdir()
+    path = data / name
+    rows = [f'{{"id": {i}, "name": "n{i}"}}' if fmt == "json" else f"{i},n{i}" for i in range(20000)]
+    if name.startswith("cut"):
+        _truncated_gzip(path, ("" if fmt == "json" else "id,name\n") + "\n".join(rows) + "\n")
+    elif name.startswith("foreign"):
+        path.write_bytes(b"id,name\n1,a\n")
+        (data / "other.csv").write_text("name,id\nb,2\n")  # a second header: the files are grouped first
+    else:
+        path.write_text("id,name\n1,a\n" + ",".join(["x"] * 20481) + "\n")
+    result = DataProcessor(_doc(data, fmt), spark=spark).run()
+    error = result.report.error
+    assert result.report.status == "failed" and error is not None
+    assert error.type == "source" and expected in error.message and str(path) in error.message
+    assert "Py4J" not in error.message and "\tat " not in error.message

@@ -14,9 +14,12 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
+
+from lakelogic.sources.unreadable import compressed_error
 
 # Spark reads these compressions by extension too; Python reads the first two, the rest keep one group
 _PYTHON_READABLE = {".gz": gzip.open, ".bz2": bz2.open}
@@ -31,8 +34,11 @@ def header_line(path: str, encoding: str, comment: str | None) -> str | None:
     handle = open_text(path, encoding)
     if handle is None:
         return UNKNOWN
-    with handle:
-        return _first_header(handle, comment)
+    try:
+        with handle:
+            return _first_header(handle, comment)
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or foreign compressed stream
+        raise compressed_error(path, exc) from exc
 
 
 def open_text(path: str, encoding: str) -> IO[str] | None:

@@ -21,12 +21,14 @@ import codecs
 import csv
 import mmap
 import sys
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from lakelogic.sources.csv_headers import open_text
+from lakelogic.sources.unreadable import compressed_error
 
 # A long quoted value is data, not a problem: lift the module's 128 KiB field limit (process-wide; it
 # only ever widens what the csv module accepts).
@@ -91,8 +93,11 @@ def _first_problem(
     handle = open_text(path, encoding)
     if handle is None:
         return None
-    with handle:
-        return _scan(handle, sep=sep, quote=quote, escape=escape, comment=comment)
+    try:
+        with handle:
+            return _scan(handle, sep=sep, quote=quote, escape=escape, comment=comment)
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or foreign compressed stream
+        raise compressed_error(path, exc) from exc
 
 
 def _searchable(encoding: str) -> bool:

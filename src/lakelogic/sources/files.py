@@ -24,6 +24,7 @@ from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOU
 from lakelogic.sources.csv_quotes import broken_quoting
 from lakelogic.sources.json_duplicate_keys import is_duplicate_column_error, read_json_with_duplicate_keys
 from lakelogic.sources.strict_read import source_reader
+from lakelogic.sources.unreadable import check_compressed, unreadable_source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -298,10 +299,14 @@ def _read(
     if family == "json":
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         json_opts = _json_options(spark, options)
+        check_compressed(files)
         try:
             frame = reader.options(**json_opts).options(**engine_options).json(list(files))
         except Exception as exc:  # converted: a record repeating a key is malformed, not a failed read
             if not is_duplicate_column_error(exc):
+                unreadable = unreadable_source(exc, what="json source files")
+                if unreadable is not None:
+                    raise unreadable from exc
                 raise
             return read_json_with_duplicate_keys(
                 spark,
@@ -333,38 +338,11 @@ def _read(
                     "reading Avro needs the spark-avro package",
                     hint="add org.apache.spark:spark-avro_2.12:3.5.x to spark.jars.packages",
                 ) from exc
-            cause = _root_cause(exc)
-            if cause is None or not any(marker in cause for marker in _UNREADABLE_FILE):
+            unreadable = unreadable_source(exc, what=f"{family} source files")
+            if unreadable is None:
                 raise  # not about the files' content (a network error stays retryable for the driver)
-            # a truncated or foreign file, or files whose schemas cannot be merged: the source's problem
-            raise SourceError(
-                f"could not read the {family} source files: {cause}",
-                hint="a truncated or corrupt file, or files whose column types conflict? Fix or remove "
-                "them and run again",
-            ) from exc
+            raise unreadable from exc
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
-
-
-# what the Parquet/ORC readers say about a file they cannot read, or about schemas they cannot merge
-_UNREADABLE_FILE = (
-    "is not a Parquet file",
-    "Could not read footer",
-    "CANNOT_MERGE_SCHEMAS",
-    "Failed to merge",
-    "Malformed ORC file",
-    "ParquetDecodingException",
-)
-
-
-def _root_cause(exc: BaseException) -> str | None:
-    """The innermost JVM cause of a failed Spark read (what went wrong with which file), or None when
-    ``exc`` did not come from the JVM."""
-    cause = getattr(exc, "java_exception", None)
-    found = None
-    while cause is not None:
-        found = str(cause.toString())
-        cause = cause.getCause()
-    return found
 
 
 def _read_as_declared(schema: StructType, model_types: Mapping[str, LogicalType] | None) -> StructType | None:

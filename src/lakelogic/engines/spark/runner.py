@@ -52,6 +52,7 @@ from lakelogic.plan.clock import pin_clock
 from lakelogic.plan.compliance import residency_warning
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
+from lakelogic.sources.unreadable import unreadable_source
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
 
@@ -115,7 +116,7 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
     cause = _sql_runtime_error(str(exc))
     if cause is not None:
         return EngineError(f"the contract's SQL failed while running: {cause}")
-    return None
+    return unreadable_source(exc)
 
 
 _HIDDEN_SUGGESTION = re.compile(r",?\s*`(?:__ll_|_ll_)[^`]*`")
