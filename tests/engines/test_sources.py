@@ -367,3 +367,24 @@ def test_unreadable_source_files_fail_the_run_naming_the_file(
     assert result.report.status == "failed" and error is not None
     assert error.type == "source" and expected in error.message and str(path) in error.message
     assert "Py4J" not in error.message and "\tat " not in error.message
+
+
+def test_a_csv_header_naming_a_model_column_twice_is_a_source_error(spark: Any, tmp_path: Path) -> None:
+    """Spark renamed both copies (`name1`, `Name3`), so the model's `name` read NULL for every row."""
+    path = tmp_path / "a.csv"
+    path.write_text("id,name,note,Name,note\n1,a,x,b,y\n")
+    error = DataProcessor(_doc(path, "csv"), spark=spark).run().report.error
+    assert error is not None and error.type == "source"
+    assert (
+        "names the column 'name' more than once (columns 2, 4)" in error.message
+        and str(path) in error.message
+    )
+
+
+def test_csv_headers_repeating_other_columns_or_numbering_them_still_load(spark: Any, tmp_path: Path) -> None:
+    """A repeated column the model does not read is not ambiguous; `name1`, `name2` are two names."""
+    path = tmp_path / "a.csv"
+    path.write_text("id,name,note,note,name1,name2\n1,a,x,y,p,q\n")
+    result = DataProcessor(_doc(path, "csv"), spark=spark).run()
+    assert result.report.status == "succeeded", result.report.error
+    assert rows_of(result.good, "id", "name") == [(1, "a")]

@@ -493,7 +493,9 @@ def _read_csv(
         if not header.fields:
             continue
         names = [f.name for f in header.fields]
-        if not with_header:
+        if with_header:
+            _refuse_repeated_model_columns(group, headerless_names, csv_opts, python_encoding, spark)
+        else:
             # no header: the columns are the model's fields in order (Spark would call them _c0, _c1, ...);
             # columns beyond the model keep Spark's names
             names = [headerless_names[i] if i < len(headerless_names) else n for i, n in enumerate(names)]
@@ -529,6 +531,50 @@ def _read_csv(
             ]
         )
     return _undecodable_as_malformed(frame, names, csv_opts["sep"])
+
+
+def _refuse_repeated_model_columns(
+    files: Sequence[str],
+    model: Sequence[str],
+    csv_opts: Mapping[str, str],
+    encoding: str,
+    spark: SparkSession,
+) -> None:
+    """A header that names a model field's column twice is ambiguous: a source error. Spark renames every
+    copy of a repeated header name to the name plus its position (``name`` at 1 and 3 becomes ``name1``,
+    ``name3``), so the field read NULL while the values sat under names the model does not know. The
+    header is read from the first local file of the group (every file in it has the same header)."""
+    import csv
+
+    from lakelogic.sources.csv_headers import UNKNOWN, header_line
+
+    local = next((f for f in files if os.path.isfile(f)), None)
+    line = header_line(local, encoding, csv_opts.get("comment")) if local else None
+    if line is None or line == UNKNOWN or len(csv_opts["sep"]) != 1:
+        return
+    quote = csv_opts.get("quote") or None
+    if quote:
+        parsed = csv.reader([line], delimiter=csv_opts["sep"], quotechar=quote)
+    else:
+        parsed = csv.reader([line], delimiter=csv_opts["sep"], quoting=csv.QUOTE_NONE)
+    names = next(parsed, [])
+    fold = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
+
+    def key(name: str) -> str:
+        return name.lower() if fold else name
+
+    wanted = {key(n) for n in model}
+    positions: dict[str, list[int]] = {}
+    for position, name in enumerate(names):
+        positions.setdefault(key(name.strip()), []).append(position)
+    for name, where in positions.items():
+        if len(where) > 1 and name in wanted:
+            shown = ", ".join(str(p + 1) for p in where)
+            raise SourceError(
+                f"the CSV header of {local} names the column {names[where[0]].strip()!r} more than once "
+                f"(columns {shown}): which one the model's field means is ambiguous",
+                hint="rename or remove the repeated column in the file",
+            )
 
 
 def _lines_as_malformed(
