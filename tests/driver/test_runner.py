@@ -210,6 +210,24 @@ def test_windows_last_success_then_incremental(tmp_path: Path) -> None:
     assert fake.calls[1].window.end == AS_OF + timedelta(hours=1)
 
 
+def test_a_range_through_today_ends_at_as_of_so_the_next_window_starts_there(tmp_path: Path) -> None:
+    """A range through today ended at tomorrow's midnight and the run log kept that end as the cursor:
+    the next last_success window started in the future and files landing meanwhile were never read."""
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    dag = build_dag([node("a", "bronze")])
+    fake = FakeRunner()
+    as_of = AS_OF + timedelta(hours=10)
+    through_today = WindowSpec("range", AS_OF.date(), AS_OF.date())
+    PipelineRun(dag, fake, store=store, options=DriverOptions(window=through_today), as_of=as_of).execute()
+    PipelineRun(dag, fake, store=store, as_of=as_of + timedelta(hours=1)).execute()
+    assert (fake.calls[0].window.label, fake.calls[0].window.start, fake.calls[0].window.end) == (
+        "range",
+        AS_OF,
+        as_of,
+    )
+    assert (fake.calls[1].window.start, fake.calls[1].window.end) == (as_of, as_of + timedelta(hours=1))
+
+
 def test_a_full_load_for_want_of_history_carries_a_warning(tmp_path: Path) -> None:
     """§8: "no such run, or no run-log store | full load with a warning"."""
     store = DuckDBRunLogStore(tmp_path / "rl.duckdb")

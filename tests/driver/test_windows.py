@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from lakelogic.driver.windows import WindowSpec, backfill_windows, resolve_window
+from lakelogic.driver.windows import Window, WindowSpec, backfill_windows, not_past, resolve_window
 from lakelogic.errors import RegistryError
 
 AS_OF = datetime(2026, 3, 10, 15, 30, tzinfo=UTC)
@@ -52,3 +52,13 @@ def test_bad_window_flags() -> None:
         WindowSpec("range", date(2026, 3, 2), date(2026, 3, 1))
     with pytest.raises(RegistryError, match="granularity"):
         backfill_windows(date(2026, 3, 1), date(2026, 3, 2), "month")
+
+
+def test_windows_end_at_as_of_at_the_latest_except_reprocess_and_wholly_future_ones() -> None:
+    through_today = Window("range", day(9), day(11))
+    assert not_past(through_today, AS_OF) == Window("range", day(9), AS_OF)
+    assert not_past(Window("range", day(1), day(4)), AS_OF) == Window("range", day(1), day(4))
+    reprocess = Window("reprocess", day(10), day(11), run_mode="reprocess")
+    assert not_past(reprocess, AS_OF) == reprocess  # a reprocess replaces its whole slice
+    ahead = Window("backfill_20260312", day(12), day(13), run_mode="backfill")
+    assert not_past(ahead, AS_OF) == ahead

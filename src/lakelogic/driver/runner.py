@@ -45,7 +45,7 @@ from lakelogic.driver.nodes import Node
 from lakelogic.driver.records import record_outcome, synthetic_report
 from lakelogic.driver.run_logs import NodeStores
 from lakelogic.driver.state import DriverState, SavedNode
-from lakelogic.driver.windows import Window, resolve_window
+from lakelogic.driver.windows import Window, not_past, resolve_window
 from lakelogic.errors import LakeLogicError
 from lakelogic.report import ErrorBlock, RunReport
 from lakelogic.runlog import RunLogStore
@@ -480,6 +480,7 @@ class PipelineRun:
                 self.windows[node.id] = resolve_window(
                     self.options.window, node.name, as_of=self.as_of, store=self.stores.lookup(node)
                 )
+            self.windows[node.id] = not_past(self.windows[node.id], self.as_of)
         return self.windows[node.id]
 
     def _upstream_block(self, node_id: str, window: Window) -> tuple[Block | None, list[str]]:

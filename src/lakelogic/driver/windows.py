@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Protocol
 
@@ -93,6 +93,18 @@ def resolve_window(
     if row is None or row.get("window_end") is None:
         return Window("full", None, as_of, "no_previous_success")
     return Window("incremental", _as_utc(row["window_end"]), as_of, "last_success")
+
+
+def not_past(window: Window, as_of: datetime) -> Window:
+    """``window`` ending at ``as_of`` at the latest. A range or backfill through today ends at tomorrow's
+    midnight, and the run log keeps that end as the contract's cursor: the next ``last_success`` window
+    would start in the future and skip every file landing until then. Rows dated after ``as_of`` are
+    read by that next window instead. Reprocess windows keep their slice (they never move a cursor)."""
+    if window.run_mode == "reprocess" or window.end is None or window.end <= as_of:
+        return window
+    if window.start is not None and window.start >= as_of:  # wholly ahead: nothing to shorten it to
+        return window
+    return replace(window, end=as_of)
 
 
 def backfill_windows(start: date, end: date, granularity: str = "day") -> list[Window]:
