@@ -147,7 +147,7 @@ def _compile_parts(
     problems.attempt(partial(_check_write_columns, contract, origins, lineage, written, warnings), None)
     dataset_rules = compile_dataset_rules(
         contract,
-        implied_unique=_implied_unique(contract, strategy),
+        implied_unique=_implied_unique(contract, strategy, fields, transforms),
         materialization_columns=written,
         problems=problems,
     )
@@ -260,15 +260,39 @@ def _write_keys(contract: Any, strategy: str | None) -> tuple[tuple[str, ...], s
     return (), "primary_key"
 
 
-def _implied_unique(contract: Any, strategy: str | None) -> tuple[str, ...]:
+def _implied_unique(
+    contract: Any, strategy: str | None, fields: tuple[FieldSpec, ...], transforms: Sequence[Transform]
+) -> tuple[str, ...]:
+    """Columns of the rule ``primary_key`` implies (§10.5): the key, plus the change time when a batch may
+    hold several rows of one key: SCD2's ``timestamp_field``, else a CDC source's ``cdc_timestamp_field``
+    (§3.5: a key's events apply in that order; two events of one key at one time are still duplicates)."""
     pk = tuple(str(c) for c in as_list(opt(contract, "primary_key")))
     if not pk:
         return ()
+    ts = _change_time(contract, strategy, fields, transforms)
+    if ts and ts not in pk:
+        return (*pk, ts)
+    return pk
+
+
+def _change_time(
+    contract: Any, strategy: str | None, fields: tuple[FieldSpec, ...], transforms: Sequence[Transform]
+) -> str | None:
+    """The column that orders several rows of one key in a batch, if the write applies them in order.
+
+    ``cdc_timestamp_field`` counts only when it surely reaches the good frame (a model field or an op
+    output): a merge/SCD2 write orders a key's events by it only then, and otherwise refuses them, as the
+    key-only rule reports. SCD2 takes it as its change time when ``scd2.timestamp_field`` is unset."""
     if strategy == "scd2":
         ts = opt(opt(opt(contract, "materialization"), "scd2"), "timestamp_field")
-        if ts and ts not in pk:
-            return (*pk, str(ts))
-    return pk
+        if ts:
+            return str(ts)
+    source = opt(contract, "source")
+    cdc_ts = opt(source, "cdc_timestamp_field")
+    if not cdc_ts or str(text(opt(source, "load_mode", "full"))).lower() != "cdc":
+        return None
+    available = {f.name for f in fields} | {c for t in transforms for c in t.creates}
+    return str(cdc_ts) if cdc_ts in available else None
 
 
 def _materialization_columns(

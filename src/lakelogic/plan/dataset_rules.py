@@ -56,7 +56,8 @@ def compile_dataset_rules(
     materialization_columns: Collection[str] = (),
     problems: PlanProblems | None = None,
 ) -> tuple[DatasetRule, ...]:
-    """``implied_unique``: primary-key columns (+ SCD2 ``timestamp_field``) for the implied rule;
+    """``implied_unique``: primary-key columns (+ SCD2 ``timestamp_field`` or CDC ``cdc_timestamp_field``)
+    for the implied rule;
     ``materialization_columns``: columns only the write adds (rules reading them report ``passed: null``)."""
     collect = problems or PlanProblems()
     drafts: list[_Draft] = []
