@@ -12,6 +12,8 @@ and range/integrality guards.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,6 +66,10 @@ _ISO_TIMESTAMP = (
     "([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?)?"
     "[ ]?(Z|UTC|[+-][0-9]{2}(:?[0-9]{2})?)?$"
 )
+# A fraction with a non-zero digit beyond the 6th: timestamps hold microseconds, and Spark's parsers drop
+# the rest silently (§5.3: never truncated).
+_SUBMICRO_FRACTION = "[.,][0-9]{6}[0-9]*[1-9]"
+_MAX_FRACTION = 6
 _BOOL_TRUE = ("true", "t", "yes", "y", "1")
 _BOOL_FALSE = ("false", "f", "no", "n", "0")
 
@@ -405,9 +411,7 @@ def _to_date(x: str, source: DataType, formats: CastFormats) -> str:
         _guarded_date(t, _ISO_DATE, "yyyy-MM-dd"),
         _guarded_date(t, _BASIC_DATE, "yyyyMMdd"),
     ]
-    options += [
-        f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS DATE)" for f in formats.date_formats
-    ]
+    options += [f"CAST({_formatted_timestamp(t, f)} AS DATE)" for f in formats.date_formats]
     # a timestamp in ISO 8601 text (JSON has no other way to carry one): its UTC date
     stamp = _to_timestamp(x, source, CastFormats(), ntz=False)
     options.append(f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN {_utc_date(stamp)} END")
@@ -426,7 +430,7 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
     iso = f"regexp_replace({iso}, {sql_string(_MINUTES_ONLY)}, '$1:00$2')"
     # Fast path for the common, already-clean `YYYY-MM-DD...` text: Spark's own parser checks the rest.
     # Only values it rejects pay for trimming, the ISO shape check and the separator fix-ups.
-    fast = f"CASE WHEN {_iso_like_shape(x)} THEN try_cast({x} AS {spark_type}) END"
+    fast = f"CASE WHEN {_iso_like_shape(x)} AND NOT {_submicro(x)} THEN try_cast({x} AS {spark_type}) END"
     options = [fast]
     if not ntz:
         # Fastest path, for `YYYY-MM-DDTHH:MM:SSZ` in a UTC session (the usual setting): Spark's parser
@@ -435,14 +439,38 @@ def _to_timestamp(x: str, source: DataType, formats: CastFormats, *, ntz: bool) 
         utc_text = f"current_timezone() IN ('UTC', 'Etc/UTC', 'Z', 'GMT') AND {_utc_iso_shape(x)}"
         without_z = f"CAST(substring(CAST({x} AS BINARY), 1, 19) AS STRING)"
         options.insert(0, f"CASE WHEN {utc_text} THEN try_cast({without_z} AS TIMESTAMP) END")
-    options += [
-        f"CASE WHEN {t} RLIKE {sql_string(_ISO_TIMESTAMP)} THEN try_cast({iso} AS {spark_type}) END",
-    ]
-    options += [
-        f"CAST(try_to_timestamp({t}, {sql_string(_java_pattern(f))}) AS {spark_type})"
-        for f in formats.timestamp_formats
-    ]
+    iso_shape = f"{t} RLIKE {sql_string(_ISO_TIMESTAMP)} AND NOT {_submicro(t)}"
+    options.append(f"CASE WHEN {iso_shape} THEN try_cast({iso} AS {spark_type}) END")
+    options += [f"CAST({_formatted_timestamp(t, f)} AS {spark_type})" for f in formats.timestamp_formats]
     return f"coalesce({', '.join(options)})"
+
+
+def _submicro(x: str) -> str:
+    """SQL: the ISO text ``x`` has a fractional second with a non-zero digit beyond microseconds. The
+    regular expression only runs for text with a decimal separator."""
+    return f"((contains({x}, '.') OR contains({x}, ',')) AND {x} RLIKE {sql_string(_SUBMICRO_FRACTION)})"
+
+
+def _formatted_timestamp(t: str, fmt: str) -> str:
+    """SQL: text ``t`` read with the user's format ``fmt`` (a TIMESTAMP), NULL when it does not match or
+    its fraction has a non-zero digit beyond microseconds."""
+    patterns = _microsecond_patterns(_java_pattern(fmt))
+    parsed = [f"try_to_timestamp({t}, {sql_string(p)})" for p in patterns]
+    return parsed[0] if len(parsed) == 1 else f"coalesce({', '.join(parsed)})"
+
+
+def _microsecond_patterns(pattern: str) -> list[str]:
+    """Spark reads a run of ``n > 6`` ``S`` as up to ``n`` digits and truncates them to microseconds.
+    Such a run becomes ``6 + k`` digits whose last ``k`` are literal zeros (``k = 0..n-6``; unquoted
+    digits are literals in a pattern): Spark's fraction reader takes up to 6 digits greedily, so each
+    variant reads one range of lengths and text with a non-zero digit past the 6th matches none."""
+    choices: list[list[str]] = []
+    # quoted text ('...', '' a quote) is literal: only unquoted runs of S are fractions
+    for i, part in enumerate(re.split(r"('[^']*(?:'|$))", pattern)):
+        for j, piece in enumerate(re.split(f"(S{{{_MAX_FRACTION + 1},}})", part) if i % 2 == 0 else [part]):
+            zeros = range(len(piece) - _MAX_FRACTION + 1) if j % 2 else ()
+            choices.append(["S" * _MAX_FRACTION + "0" * k for k in zeros] or [piece])
+    return ["".join(p) for p in itertools.product(*choices)]
 
 
 def _iso_like_shape(x: str) -> str:
