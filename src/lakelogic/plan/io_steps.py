@@ -94,7 +94,15 @@ def read_source(contract: Any) -> ReadSource:
         query=query,
         watermark_field=opt(source, "watermark_field"),
         settings=settings,
+        reprocess_date_column=_date_column(opt(contract, "materialization")),
     )
+
+
+def _date_column(materialization: Any) -> str | None:
+    """DRIVER §8's date column of explicit windows, as the write's replace-where takes it."""
+    column = opt(materialization, "reprocess_date_column")
+    partitions = as_list(opt(materialization, "partition_by"))
+    return str(column) if column else (str(partitions[0]) if partitions else None)
 
 
 def load_links(contract: Any) -> tuple[LoadLink, ...]:

@@ -151,6 +151,9 @@ class ReadSource(Step):
     watermark_field: str | None = None
     # The whole ``source`` block as plain data (watermark strategy, CDC keys, partition, dlt, …).
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # DRIVER §8: the date column explicit windows select rows of a `full` contract by
+    # (`materialization.reprocess_date_column`, else the first `partition_by` column).
+    reprocess_date_column: str | None = None
 
 
 @dataclass(frozen=True)

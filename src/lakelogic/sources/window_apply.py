@@ -40,7 +40,7 @@ class SourceWindowState:
         reason = self.decision.reason or self.window.reason or self.decision.basis
         if reason is not None:
             report.window.reason = reason
-        rows = self.decision.row_window
+        rows = self.decision.watermark
         if rows is not None:
             report.watermark.field = rows.field
             report.watermark.previous = rows.start
@@ -75,7 +75,8 @@ def watermark_value(frame: DataFrame, field: str) -> Any:
 
 
 def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
-    """Keep ``start <= watermark < end`` (SEMANTICS §3.4).
+    """Keep ``start <= watermark < end`` (SEMANTICS §3.4); ``start < watermark`` when the window's start
+    is exclusive (``max_target``: the rows at the target's maximum are already in the target).
 
     A row whose watermark is NULL or unparseable has no place in a bounded window: it is read by windows
     that start at the beginning (the first load, a full reload) and goes on to casting and validation
@@ -88,7 +89,8 @@ def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
     cursor = watermark_value(frame, rows.field)
     inside = F.lit(True)
     if rows.start is not None:
-        inside = inside & (cursor >= F.lit(rows.start))
+        after = cursor > F.lit(rows.start) if rows.start_exclusive else cursor >= F.lit(rows.start)
+        inside = inside & after
     if rows.end is not None:
         inside = inside & (cursor < F.lit(rows.end))
     kept = (cursor.isNull() & F.lit(rows.start is None)) | inside

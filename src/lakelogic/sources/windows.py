@@ -9,9 +9,12 @@ module decides, before anything is read, what the window means for one file sour
   the business date in its name (``YYYY-MM-DD`` or ``YYYYMMDD``), else by modification time. No
   qualifying file means no new data, never a fallback to all files.
 * ``incremental``/``cdc`` with ``watermark_field``: every listed file is read and rows are filtered to
-  ``start <= watermark_field < end`` (the filter is applied by the engine, see :class:`RowWindow`).
-* ``full``: everything is read; under an explicit window a declared ``watermark_field`` filters rows,
-  otherwise the window is recorded as ``window_not_applicable``.
+  ``start <= watermark_field < end`` (``start < …`` when the window's start is exclusive; the filter is
+  applied by the engine, see :class:`RowWindow`).
+* ``full``: everything is read; under an explicit window rows are filtered by a declared
+  ``watermark_field``, else by the contract's date column (``materialization.reprocess_date_column``,
+  else its first ``partition_by`` column), so a reprocess or backfill window takes only its own dates;
+  a contract with neither records the window as ``window_not_applicable``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 INCREMENTAL_MODES = ("incremental", "cdc")
 EXPLICIT_LABELS = ("range", "yesterday", "reprocess")
 WINDOW_NOT_APPLICABLE = "window_not_applicable"
+# The basis of a row window over a full contract's date column (DRIVER §8).
+BY_DATE_COLUMN = "reprocess_date_column"
 
 # A date in a file name, ISO (2024-01-31) or compact (20240131), not glued to other digits.
 _NAME_DATE = re.compile(r"(?<!\d)(\d{4})-?(\d{2})-?(\d{2})(?!\d)")
@@ -34,12 +39,18 @@ _NAME_DATE = re.compile(r"(?<!\d)(\d{4})-?(\d{2})-?(\d{2})(?!\d)")
 
 @dataclass(frozen=True)
 class ReadWindow:
-    """The window of one run as the source reader sees it (``start`` None = from the beginning)."""
+    """The window of one run as the source reader sees it (``start`` None = from the beginning).
+
+    ``start_exclusive``: rows must be strictly after ``start`` (a ``max_target`` bound: the rows at the
+    target's maximum watermark were written by the run that set it, SEMANTICS §3.4). It applies to the
+    watermark row filter only: a file selected by modification time keeps an inclusive start.
+    """
 
     label: str = "window"
     start: datetime | None = None
     end: datetime | None = None
     reason: str | None = None
+    start_exclusive: bool = False
 
     @property
     def explicit(self) -> bool:
@@ -79,11 +90,13 @@ class ReadWindow:
 
 @dataclass(frozen=True)
 class RowWindow:
-    """Rows to keep: ``start <= field < end`` (either bound may be open)."""
+    """Rows to keep: ``start <= field < end``, or ``start < field < end`` when ``start_exclusive`` (either
+    bound may be open)."""
 
     field: str
     start: datetime | None
     end: datetime | None
+    start_exclusive: bool = False
 
 
 @dataclass
@@ -93,12 +106,19 @@ class WindowDecision:
     files: list[str]
     # Why the window did NOT restrict the read (window_not_applicable, …); None when it did.
     reason: str | None = None
-    # How the window restricted the read: file_mtime, file_name_date or watermark_field.
+    # How the window restricted the read: file_mtime, file_name_date, watermark_field or
+    # reprocess_date_column (the rows of a full contract by its date column).
     basis: str | None = None
     row_window: RowWindow | None = None
     applied: bool = False  # the window restricted the read (an empty read is then "no new data")
     skipped_files: int = 0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def watermark(self) -> RowWindow | None:
+        """The row window when its field is the contract's watermark (``report.watermark``, the run's
+        cursor); a full contract's date column filters rows but is no cursor."""
+        return self.row_window if self.basis != BY_DATE_COLUMN else None
 
 
 def _utc(value: Any) -> datetime | None:
@@ -151,20 +171,28 @@ def decide(
     *,
     load_mode: str,
     watermark_field: str | None,
+    date_column: str | None = None,
 ) -> WindowDecision:
-    """Apply ``window`` to the listed ``files`` of one file source (see the module docstring)."""
+    """Apply ``window`` to the listed ``files`` of one file source (see the module docstring).
+
+    ``date_column``: what a ``full`` contract without ``watermark_field`` windows its rows by under an
+    explicit window (DRIVER §8: ``reprocess_date_column``, else the first ``partition_by`` column).
+    """
     listed = list(files)
     if window is None or not window.bounded:
         return WindowDecision(listed)
     mode = (load_mode or "full").lower()
     if mode in INCREMENTAL_MODES:
         if watermark_field:
-            rows = RowWindow(watermark_field, window.start, window.end)
+            rows = RowWindow(watermark_field, window.start, window.end, window.start_exclusive)
             return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
         chosen = select_files(listed, window)
         basis = "file_name_date" if window.explicit else "file_mtime"
         return WindowDecision(chosen, basis=basis, applied=True, skipped_files=len(listed) - len(chosen))
     if window.explicit and watermark_field:
-        rows = RowWindow(watermark_field, window.start, window.end)
+        rows = RowWindow(watermark_field, window.start, window.end, window.start_exclusive)
         return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
+    if window.explicit and date_column:
+        rows = RowWindow(date_column, window.start, window.end)
+        return WindowDecision(listed, basis=BY_DATE_COLUMN, row_window=rows, applied=True)
     return WindowDecision(listed, WINDOW_NOT_APPLICABLE)

@@ -21,7 +21,7 @@ from pyspark.sql.utils import AnalysisException
 from lakelogic.tables.base import CommitResult, window_sql
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
-from lakelogic.tables.spark_iceberg import quote_ident
+from lakelogic.tables.spark_iceberg import ReplaceResult, quote_ident
 from lakelogic.tables.spark_merge import OP, change_set_merge_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp, committed_in
@@ -114,7 +114,10 @@ class NativeDeltaTable:
         end: object,
     ) -> CommitResult:
         window = window_sql(quote_ident(column), start, end)
-        return self._write(frame, stamp, spec, "overwrite", replaceWhere=window)
+        # the target rows the write replaces, counted before it (files it rewrites keep their other rows)
+        deleted = self.read().where(window).count() if self.exists() else 0
+        result = self._write(frame, stamp, spec, "overwrite", replaceWhere=window)
+        return ReplaceResult(result.committed, result.snapshot, result.rows_added, rows_deleted=deleted)
 
     def apply_changes(
         self,

@@ -25,6 +25,7 @@ from lakelogic.tables.file_ranges import may_hold
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import FileStatus, HadoopFS
+from lakelogic.tables.spark_iceberg import ReplaceResult
 from lakelogic.tables.spark_merge import OP, bounds_predicate, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp
@@ -218,6 +219,8 @@ class FileTableBase(ABC):
         start: object,
         end: object,
     ) -> CommitResult:
+        """Rewrite the files holding window rows: their other rows are written again beside the batch.
+        The scan that finds those files counts the window's rows too (the rows the commit deletes)."""
         if not self.exists():
             return self.append(frame, stamp, spec)
         in_window = F.lit(True)
@@ -225,10 +228,17 @@ class FileTableBase(ABC):
             in_window = in_window & (q(column) >= F.lit(start))
         if end is not None:
             in_window = in_window & (q(column) < F.lit(end))
-        affected = self._affected_files(self.read_with_file().where(in_window))
+        per_file = (
+            self.read_with_file().where(in_window).groupBy(FILE_COLUMN).agg(F.count(F.lit(1)).alias("rows"))
+        ).collect()
+        by_uri = {normalize_uri(f.uri): f for f in self.current_files()}
+        hit = [(by_uri.get(normalize_uri(str(r[FILE_COLUMN]))), int(r["rows"])) for r in per_file]
+        affected = [f for f, _ in hit if f is not None]
+        deleted = sum(rows for f, rows in hit if f is not None)
         kept = self.read_files(affected, frame.schema).where(~F.coalesce(in_window, F.lit(False)))
         new = kept.unionByName(frame.select(*kept.columns))
-        return self._commit_frame(new, affected, stamp, spec)
+        result = self._commit_frame(new, affected, stamp, spec)
+        return ReplaceResult(result.committed, result.snapshot, result.rows_added, rows_deleted=deleted)
 
     def apply_changes(
         self,

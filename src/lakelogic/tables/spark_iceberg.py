@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from loguru import logger
@@ -34,6 +35,16 @@ from lakelogic.tables.target import ResolvedTarget
 # (6 + 4 per key column gateway calls each, ~1 ms a file); more are read from the ``data_files`` metadata
 # table in one query (~0.1 s).
 _FEW_FILES = 16
+
+
+@dataclass(frozen=True)
+class ReplaceResult(CommitResult):
+    """What a ``replace_where`` commit (any format) did besides :class:`CommitResult`: ``rows_deleted``,
+    the target rows of the window it removed (None when unknown). A format that rewrites a data file to
+    remove some of its rows writes the file's other rows again: those are not deleted rows, and
+    ``rows_added`` (the records the commit wrote) counts them too, so it is no count of inserted rows."""
+
+    rows_deleted: int | None = None
 
 
 def quote_table(name: str) -> str:
@@ -284,7 +295,9 @@ class IcebergTable:
             self._create(frame, stamp, spec)
             return self._result(stamp)
         # One MERGE: insert every batch row, delete target rows in the window. (DataFrameWriterV2
-        # overwrite(condition) only works when the window aligns with whole files/partitions.)
+        # overwrite(condition) only works when the window aligns with whole files/partitions.) The
+        # counts come from the snapshot summary: ``spec.batch_rows`` rows are inserted (the caller
+        # counted them).
         window = window_sql(f"t.{quote_ident(column)}", start, end, cast_to=self._type_of(column))
         view = f"_ll_reprocess_{uuid.uuid4().hex[:12]}"
         frame.createOrReplaceTempView(view)
@@ -300,7 +313,10 @@ class IcebergTable:
             self.commit_sql(statement, stamp)
         finally:
             self.spark.catalog.dropTempView(view)
-        return self._result(stamp)
+        snapshots = self.stamped_snapshots(stamp)
+        result = self._result(stamp, snapshots)
+        deleted = None if spec.batch_rows is None else replaced_rows(snapshots, spec.batch_rows)
+        return ReplaceResult(result.committed, result.snapshot, result.rows_added, rows_deleted=deleted)
 
     def _type_of(self, column: str) -> str:
         schema = self.schema()
@@ -410,3 +426,20 @@ class IcebergTable:
                 + ")"
             )
         return ddl
+
+
+def replaced_rows(commits: Commits, inserted: int) -> int:
+    """Target rows that ``commits`` (a replace of ``inserted`` batch rows) removed.
+
+    Copy-on-write removes each data file holding a replaced row and writes its other rows again (a MERGE
+    with ``NOT MATCHED BY SOURCE`` rewrites every file it scans): the rewritten rows are in both
+    ``added-records`` and ``deleted-records``, and the added records beyond the inserted ones are exactly
+    those. Merge-on-read removes rows by position deletes instead (net of the delete files a file-scoped
+    delete replaces, as :func:`spark_iceberg_merge.rows_deleted` counts them)."""
+
+    def total(key: str) -> int:
+        return sum(int(summary.get(key, 0) or 0) for _, summary in commits)
+
+    rewritten = total("added-records") - inserted
+    by_position = total("added-position-deletes") - total("removed-position-deletes")
+    return max(total("deleted-records") - rewritten + by_position, 0)

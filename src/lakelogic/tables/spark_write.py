@@ -6,11 +6,11 @@ Order of one write: exactly-once check → schema evolution plan → strategy �
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
@@ -23,6 +23,7 @@ from lakelogic.tables.spark_batch import (
     change_partitions,
     check_keys_present,
     one_row_per_key,
+    q,
     quote_ident,
     rereads_the_same,
     with_soft_delete_columns,
@@ -36,6 +37,7 @@ from lakelogic.tables.spark_evolution import (
     plan_evolution,
     same_type,
 )
+from lakelogic.tables.spark_iceberg import ReplaceResult
 from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_scan_merge
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
 from lakelogic.tables.spec import WriteSpec
@@ -44,6 +46,8 @@ from lakelogic.tables.target import ResolvedTarget, require_spark_writable
 from lakelogic.tables.unknown_member import stored_member, unknown_member
 
 INTERNAL_PREFIX = "_ll_"
+# Raised by a reprocess batch row outside the window it replaces (see _refuse_rows_outside).
+_OUTSIDE_WINDOW = "LAKELOGIC_ROW_OUTSIDE_REPROCESS_WINDOW"
 
 
 @dataclass
@@ -364,11 +368,13 @@ def write_frame(
     try:
         result = _dispatch(adapter, frame, spec, stamp, outcome, reprocess_window)
     except LakeLogicError as exc:
+        _raise_if_outside_window(exc, target, spec, reprocess_window)
         conflict = as_conflict(exc, target.name) if type(exc) is CommitError else None
         if conflict is not None:
             raise conflict from exc
         raise
     except Exception as exc:
+        _raise_if_outside_window(exc, target, spec, reprocess_window)
         conflict = as_conflict(exc, target.name)
         if conflict is not None:
             raise conflict from exc
@@ -383,7 +389,8 @@ def write_frame(
     if result is not None:
         outcome.committed = result.committed
         outcome.snapshot = result.snapshot
-        if result.rows_added is not None and spec.strategy in ("append", "overwrite"):
+        replaced = isinstance(result, ReplaceResult)  # counted by _replace (rows_added holds rewrites)
+        if result.rows_added is not None and spec.strategy in ("append", "overwrite") and not replaced:
             outcome.rows_inserted = result.rows_added
     # else: a merge or SCD2 batch that changes nothing makes no commit, and the report says so
     # (committed false, no snapshot) rather than claiming one that no table history shows
@@ -404,12 +411,76 @@ def _dispatch(
         return _scd2_write(adapter, frame, spec, stamp, outcome)
     aligned, plan = _evolve(adapter, frame, spec, outcome)
     if reprocess_window is not None and spec.reprocess_date_column and adapter.exists():
-        start, end = reprocess_window
-        return adapter.replace_where(
-            aligned, stamp, spec, column=spec.reprocess_date_column, start=start, end=end
-        )
+        return _replace(adapter, aligned, spec, stamp, outcome, spec.reprocess_date_column, reprocess_window)
     if spec.strategy == "append":
         return adapter.append(aligned, stamp, spec)
     return adapter.overwrite(
         aligned, stamp, spec, partitions=bool(spec.partition_by), replace_schema=plan.replace_schema
     )
+
+
+def _replace(
+    adapter: TableAdapter,
+    aligned: DataFrame,
+    spec: WriteSpec,
+    stamp: CommitStamp,
+    outcome: WriteOutcome,
+    column: str,
+    window: tuple[datetime | None, datetime | None],
+) -> CommitResult:
+    """A reprocess (SEMANTICS §13.4): the target rows whose ``column`` is in ``window`` are replaced by the
+    batch in one commit. Every batch row must be in the window too: one outside it would be added beside
+    the rows it should replace and never be replaced by a later reprocess of the window, so the write
+    fails instead (checked while the rows are written, no extra job). The report counts the batch rows
+    as inserted and the replaced target rows as deleted; the rows a format writes again because they
+    share a file with replaced ones are neither."""
+    start, end = window
+    inserted = spec.batch_rows if spec.batch_rows is not None else aligned.count()
+    counted = replace(spec, batch_rows=inserted)
+    guarded = _refuse_rows_outside(aligned, column, start, end)
+    result = adapter.replace_where(guarded, stamp, counted, column=column, start=start, end=end)
+    outcome.rows_inserted = inserted
+    if isinstance(result, ReplaceResult) and result.rows_deleted is not None:
+        outcome.rows_deleted = result.rows_deleted
+    return result
+
+
+def _inside(column: str, start: object, end: object) -> Column:
+    """``start <= column < end``, false for NULL (the predicate the path formats delete by)."""
+    inside = F.lit(True)
+    if start is not None:
+        inside = inside & (q(column) >= F.lit(start))
+    if end is not None:
+        inside = inside & (q(column) < F.lit(end))
+    return F.coalesce(inside, F.lit(False))
+
+
+def _refuse_rows_outside(frame: DataFrame, column: str, start: object, end: object) -> DataFrame:
+    """``frame`` whose rows fail the job that writes them when ``column`` is outside ``[start, end)``."""
+    failure = F.raise_error(F.lit(f"{_OUTSIDE_WINDOW}: a batch row's {column} is outside the window"))
+    # a filter that keeps every row or fails: the batch's schema (nullability included) stays as it is
+    return frame.where(F.when(_inside(column, start, end), F.lit(True)).otherwise(failure))
+
+
+def _raise_if_outside_window(
+    exc: BaseException,
+    target: ResolvedTarget,
+    spec: WriteSpec,
+    window: tuple[datetime | None, datetime | None] | None,
+) -> None:
+    """The clear error for a write that failed on :func:`_refuse_rows_outside`'s check."""
+    current: BaseException | None = exc
+    seen: list[BaseException] = []
+    while current is not None and current not in seen:
+        if _OUTSIDE_WINDOW in str(current):
+            start, end = window if window is not None else (None, None)
+            column = spec.reprocess_date_column
+            raise CommitError(
+                f"reprocess of {target.name}: the batch has rows whose {column} is outside the window "
+                f"[{start}, {end}) that the write replaces; written, they would sit beside rows a later "
+                "reprocess of their dates does not replace (duplicates). Nothing was written.",
+                hint=f"a reprocess batch holds only rows whose {column} is in the window: check that the "
+                f"read is limited to the window and that no transformation moves {column} out of it",
+            ) from exc
+        seen.append(current)
+        current = current.__cause__ or current.__context__

@@ -283,6 +283,8 @@ def _run(
     ctx.source_window = request.source_window or ReadWindow.of(request.window)
     if ctx.source_window is None:  # standalone: the contract's watermark_strategy bounds the read (§3.4)
         ctx.source_window = _standalone_window(spark, contract, plan, as_of, request, report)
+    else:
+        ctx.source_window = _caller_window(spark, plan, ctx.source_window)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
     # A materialized run without output_good stages its good rows in a scratch space, so the one-job
     # split serves the table writes and the dataset rules as it serves file outputs.
@@ -486,6 +488,14 @@ def _standalone_window(
         report.window.start, report.window.end = window.start, window.end
         report.window.label, report.window.reason = window.label, window.reason
     return window
+
+
+def _caller_window(spark: SparkSession, plan: Any, window: ReadWindow) -> ReadWindow:
+    from lakelogic.engines.spark.source_bounds import with_lookback
+    from lakelogic.plan.steps import ReadSource
+
+    steps = plan.of_kind(ReadSource)
+    return with_lookback(spark, steps[0] if steps else None, window)
 
 
 def _dataset_rules(

@@ -3,17 +3,23 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
 ``watermark_strategy``:
 
 * ``max_target`` (default): ``MAX(watermark_field)`` in ``source.target_path`` or the contract's own target
-  (``watermark_field`` default ``_lakelogic_processed_at``); no target or no such column yet: full read;
+  (``watermark_field`` default ``_lakelogic_processed_at``); no target or no such column yet: full read.
+  For an append/overwrite target the bound is exclusive (rows strictly after the maximum): the rows at
+  the maximum were written by the run that set it, so an inclusive bound appended them again on every
+  run. A merge/SCD2 target absorbs them, and keeps the bound inclusive so late rows at the maximum of a
+  coarse (date) watermark are still read;
 * ``lookback``: ``as_of - lookback`` (default 7 days);
 * ``date_range``: ``[from_date, to_date + 1 day)``;
 * ``pipeline_log``, ``manifest``, ``delta_version``: not computed by a standalone run (full read, with
   the reason ``strategy_needs_driver``); the driver supplies their windows.
 
-``lookback`` beside another strategy moves its lower bound back by that duration.
+``lookback`` beside another strategy moves its lower bound back by that duration; the moved bound is
+inclusive (the rows read again are late rows that merge/SCD2 absorb).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -30,6 +36,23 @@ INCREMENTAL = ("incremental", "cdc")
 PROCESSED_AT = "_lakelogic_processed_at"
 
 
+def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWindow) -> ReadWindow:
+    """A driver's ``last_success`` window with the contract's ``lookback`` applied (§3.4: it moves any
+    strategy's lower bound back, for late rows). The driver gives every incremental contract the last
+    successful window's end as its start; without this a row arriving late with an earlier watermark was
+    never read."""
+    lookback = step.settings.get("lookback") if step is not None else None
+    if (
+        step is None
+        or not lookback
+        or window.start is None
+        or window.label != "incremental"
+        or step.load_mode.lower() not in INCREMENTAL
+    ):
+        return window
+    return replace(window, start=minus_duration(spark, window.start, lookback), start_exclusive=False)
+
+
 def standalone_window(
     spark: SparkSession, contract: Any, step: ReadSource | None, as_of: datetime, *, target: str | None
 ) -> ReadWindow | None:
@@ -39,21 +62,34 @@ def standalone_window(
     strategy = str(settings.get("watermark_strategy") or "max_target").lower()
     lookback = settings.get("lookback")
     end = as_of
+    exclusive = False
     if strategy == "lookback":
-        start: datetime | None = _minus(spark, as_of, lookback or "7d")
+        start: datetime | None = minus_duration(spark, as_of, lookback or "7d")
     elif strategy == "date_range":
         start, end = _date_range(settings)
     elif strategy == "max_target":
         start = _max_target(spark, contract, step, target)
+        exclusive = start is not None and not lookback and not _absorbs_rereads(contract)
     else:
         return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
     if lookback and strategy != "lookback" and start is not None:
-        start = _minus(spark, start, lookback)
+        start = minus_duration(spark, start, lookback)
     reason = strategy if start is not None or strategy != "max_target" else "no_previous_target_watermark"
-    return ReadWindow("incremental", start, end, reason=reason)
+    # a date range is a business-date window: files are selected by the date in their name, as for a
+    # driver's range window, not by when they landed
+    label = "range" if strategy == "date_range" else "incremental"
+    return ReadWindow(label, start, end, reason=reason, start_exclusive=exclusive)
 
 
-def _minus(spark: SparkSession, moment: datetime, duration: Any) -> datetime:
+def _absorbs_rereads(contract: Any) -> bool:
+    """Whether the target absorbs rows read again (merge, SCD2): there the bound stays inclusive, so a row
+    that arrives late with the stored maximum (a coarse, date-typed watermark) is still read."""
+    materialization = getattr(contract, "materialization", None)
+    return getattr(materialization, "strategy", None) in ("merge", "scd2")
+
+
+def minus_duration(spark: SparkSession, moment: datetime, duration: Any) -> datetime:
+    """``moment`` moved back by ``duration`` (a ``lookback`` value), in Spark's interval arithmetic."""
     interval = interval_sql(duration, yaml_path="source.lookback")
     micros = _micros(moment)
     row = spark.sql(f"SELECT unix_micros(timestamp_micros({micros}) - {interval}) AS t").first()

@@ -19,11 +19,12 @@ from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.date_folders import in_date_folders
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
-from lakelogic.sources.windows import WindowDecision, decide
+from lakelogic.sources.windows import BY_DATE_COLUMN, WINDOW_NOT_APPLICABLE, WindowDecision, decide
 from lakelogic.types import LogicalType
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
 _TABLE_TYPES = {"table", "delta", "iceberg"}
+_TEMPORAL = {"date", "timestamp", "timestamp_ntz"}  # model types a date column may have
 
 
 @dataclass
@@ -105,11 +106,14 @@ def _read(
     model_types: Mapping[str, LogicalType] | None,
 ) -> SourceOutcome:
     empty = step.empty_behavior if step is not None else "fail"
+    dated = window_date_column(step, model_types) if step is not None else None
     if isinstance(source, DataFrame):
-        if ctx.source_window is None or step is None or not step.watermark_field:
+        window = ctx.source_window
+        if window is None or step is None or not (step.watermark_field or _by_date(step, window, dated)):
             return SourceOutcome(source, SourceInfo(type="dataframe"), empty)
-        # data already read: of a window only the watermark row filter can apply (SEMANTICS §3.4)
-        return _windowed(ctx, step, SourceRead(source, SourceInfo(type="dataframe"), "dataframe"), empty)
+        # data already read: of a window only a row filter can apply (SEMANTICS §3.4, DRIVER §8)
+        read = SourceRead(source, SourceInfo(type="dataframe"), "dataframe")
+        return _windowed(ctx, step, read, empty, dated)
     if source is not None:
         read = read_files(
             ctx.spark,
@@ -120,12 +124,12 @@ def _read(
             base_dir=Path.cwd(),
             with_file_path=with_file_path,
             source_type=step.source_type if step is not None else "landing",
-            select=_selector(ctx, step),
+            select=_selector(ctx, step, dated),
             headerless_names=model_fields,
             model_types=model_types,
         )
         ctx.warnings.extend(read.warnings)
-        return _windowed(ctx, step, read, empty)
+        return _windowed(ctx, step, read, empty, dated)
     if step is None or not step.path:
         raise PlanError(
             "the contract has no source path; pass a DataFrame or a path to run()", yaml_path="source.path"
@@ -137,7 +141,8 @@ def _read(
         if with_file_path:  # §14 _lakelogic_source: the source file of the row, or the table name
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
         # a table has no files to select: of a window only the watermark row filter applies (§3.4)
-        outcome = _windowed(ctx, step, SourceRead(frame, SourceInfo(type=kind, path=step.path), kind), empty)
+        table = SourceRead(frame, SourceInfo(type=kind, path=step.path), kind)
+        outcome = _windowed(ctx, step, table, empty, dated)
         outcome.location = step.path
         return outcome
     if kind not in _FILE_TYPES:
@@ -151,17 +156,17 @@ def _read(
         base_dir=ctx.contract_dir,
         with_file_path=with_file_path,
         source_type=kind,
-        select=_selector(ctx, step),
+        select=_selector(ctx, step, dated),
         headerless_names=model_fields,
         model_types=model_types,
     )
     ctx.warnings.extend(read.warnings)
-    return _windowed(ctx, step, read, empty)
+    return _windowed(ctx, step, read, empty, dated)
 
 
-def _selector(ctx: SparkRunContext, step: ReadSource | None) -> Any:
+def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) -> Any:
     """File selection: the date folders of ``source.partition`` (§3.1), then the run's window (§3.4),
-    whose decision is recorded on ``ctx``."""
+    whose decision is recorded on ``ctx``. ``dated``: :func:`window_date_column`."""
     window = ctx.source_window
     partition = step.settings.get("partition") if step is not None else None
     if step is None or (window is None and not partition):
@@ -173,35 +178,78 @@ def _selector(ctx: SparkRunContext, step: ReadSource | None) -> Any:
             files = in_date_folders(files, root, partition, ctx.as_of.date())
         if window is None:
             return files
-        decision = decide(files, window, load_mode=step.load_mode, watermark_field=step.watermark_field)
+        decision = decide(
+            files,
+            window,
+            load_mode=step.load_mode,
+            watermark_field=step.watermark_field,
+            date_column=dated,
+        )
         ctx.source_window_state = SourceWindowState(window, decision)
         return decision.files
 
     return select
 
 
-def _windowed(ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, empty: str) -> SourceOutcome:
-    """The watermark row filter, the cursor observation and the "no new data" rule of a window."""
+def _windowed(
+    ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, empty: str, dated: str | None
+) -> SourceOutcome:
+    """The row filter of a window (watermark, or a full contract's date column ``dated``), the cursor
+    observation and the "no new data" rule of a window."""
     window = ctx.source_window
     if step is None or window is None:
         return SourceOutcome(read.frame, read.info, empty, _location(read), read.selected)
     state: SourceWindowState | None = ctx.source_window_state
     if state is None:  # tables and remote paths are not listed: only a row window can apply
-        field = step.watermark_field
-        if field is None and read.frame is not None and PROCESSED_AT in read.frame.columns:
+        mode, field = step.load_mode, step.watermark_field
+        decision = decide([], window, load_mode=mode, watermark_field=field, date_column=dated)
+        columns = read.frame.columns if read.frame is not None else []
+        if field is None and decision.row_window is None and PROCESSED_AT in columns:
             # §3.4: `watermark_field` defaults to `_lakelogic_processed_at`; max_target took its lower
             # bound from that column, so the rows are windowed by it too (files go by arrival instead)
-            field = PROCESSED_AT
-        decision = decide([], window, load_mode=step.load_mode, watermark_field=field)
+            decision = decide([], window, load_mode=mode, watermark_field=PROCESSED_AT)
         if decision.row_window is None and decision.applied:
             decision = WindowDecision([], "remote_files_not_windowed")
         state = ctx.source_window_state = SourceWindowState(window, decision)
     frame = read.frame
     rows = state.decision.row_window
+    by_date = state.decision.basis == BY_DATE_COLUMN
+    if frame is not None and rows is not None and by_date and rows.field not in frame.columns:
+        state = ctx.source_window_state = _date_column_missing(ctx, state, rows.field)
+        rows = None
     if frame is not None and rows is not None:
         frame = filter_rows(frame, rows)
-        frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
+        if state.decision.watermark is not None:  # a full contract's date column is no cursor
+            frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
     return SourceOutcome(frame, read.info, empty, _location(read), read.selected)
+
+
+def window_date_column(step: ReadSource, model_types: Mapping[str, LogicalType] | None) -> str | None:
+    """The column that windows the rows of a ``full`` contract without ``watermark_field`` under an
+    explicit window: the date column when the model declares it a date or timestamp. A partition column
+    of another type (a region, a country) holds no dates to window by: such a contract reads everything
+    (``window_not_applicable``), as before."""
+    column = step.reprocess_date_column
+    declared = (model_types or {}).get(column) if column else None
+    return column if declared is not None and declared.kind in _TEMPORAL else None
+
+
+def _by_date(step: ReadSource, window: Any, dated: str | None) -> bool:
+    """The window filters the rows by the contract's date column (a full contract, an explicit window)."""
+    decision = decide([], window, load_mode=step.load_mode, watermark_field=None, date_column=dated)
+    return decision.basis == BY_DATE_COLUMN
+
+
+def _date_column_missing(ctx: SparkRunContext, state: SourceWindowState, column: str) -> SourceWindowState:
+    """The date column is not read from the source (a transformation makes it): the rows cannot be
+    windowed at the read, so the window does not apply; a reprocess write still refuses rows outside
+    its window (tables.spark_write)."""
+    ctx.warnings.append(
+        f"window {state.window.label}: the date column {column!r} is not a source column, so the read "
+        "was not limited to the window"
+    )
+    decision = WindowDecision(state.decision.files, WINDOW_NOT_APPLICABLE)
+    return SourceWindowState(state.window, decision)
 
 
 def _location(read: SourceRead) -> str | None:
