@@ -382,9 +382,10 @@ def test_a_csv_header_naming_a_model_column_twice_is_a_source_error(spark: Any, 
 
 
 def test_csv_headers_repeating_other_columns_or_numbering_them_still_load(spark: Any, tmp_path: Path) -> None:
-    """A repeated column the model does not read is not ambiguous; `name1`, `name2` are two names."""
+    """A repeated column the model does not read is not ambiguous; `name1`, `name2` are two names, and so
+    are `name` and `name ` (Spark compares header names as written)."""
     path = tmp_path / "a.csv"
-    path.write_text("id,name,note,note,name1,name2\n1,a,x,y,p,q\n")
+    path.write_text("id,name,note,note,name1,name2,name \n1,a,x,y,p,q,r\n")  # Spark keeps `name ` apart
     result = DataProcessor(_doc(path, "csv"), spark=spark).run()
     assert result.report.status == "succeeded", result.report.error
     assert rows_of(result.good, "id", "name") == [(1, "a")]

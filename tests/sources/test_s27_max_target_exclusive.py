@@ -147,3 +147,26 @@ def test_max_target_bounds_exclusive_without_lookback_and_inclusive_with_it(
     # a merge absorbs the rows at the maximum: inclusive, so late rows of a coarse watermark are read
     merged = window(strategy="merge")
     assert merged == ReadWindow("incremental", T0, as_of, reason="max_target", start_exclusive=False)
+
+
+@pytest.mark.spark
+def test_a_date_watermark_keeps_an_inclusive_bound(spark: Any, tmp_path: Path) -> None:
+    """Rows of the stored maximum day may still land after the run that stored it: an exclusive bound
+    would never read them."""
+    from lakelogic.api import DataProcessor
+    from lakelogic.contract.loader import load_contract
+    from lakelogic.engines.spark.source_bounds import standalone_window
+    from lakelogic.plan.compiler import compile_contract
+    from lakelogic.plan.steps import ReadSource
+
+    target = tmp_path / "target"
+    doc = _contract(tmp_path / "landing", target)
+    doc["model"]["fields"][2]["type"] = "date"
+    first = spark.createDataFrame([(1, "a", "2024-01-02")], "id int, v string, updated_at string")
+    made = DataProcessor(doc, spark=spark).run(first, materialize=True)
+    assert made.report.status == "succeeded", made.report.error
+    contract = load_contract(doc)
+    [step] = compile_contract(contract).of_kind(ReadSource)
+    assert isinstance(step, ReadSource)
+    window = standalone_window(spark, contract, step, datetime(2024, 2, 1, tzinfo=UTC), target=None)
+    assert window is not None and window.start == T0 and not window.start_exclusive

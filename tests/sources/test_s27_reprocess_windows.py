@@ -57,14 +57,20 @@ def test_the_date_column_applies_to_full_contracts_under_explicit_windows_only(t
     assert regular.reason == WINDOW_NOT_APPLICABLE and regular.row_window is None
     without = decide(listed, ReadWindow("reprocess", DAY, NEXT), load_mode="full", watermark_field=None)
     assert without.reason == WINDOW_NOT_APPLICABLE and without.row_window is None
-    # incremental contracts keep selecting their files by the date in the name
+    # incremental contracts keep selecting their files by the date in the name under range windows ...
     named = str(tmp_path / "orders_2024-01-02.csv")
     other = str(tmp_path / "orders_2024-01-05.csv")
     for path in (named, other):
         Path(path).write_text("id\n1\n")
-    window = ReadWindow("reprocess", DAY, NEXT)
-    files = decide([named, other], window, load_mode="incremental", watermark_field=None, date_column="d")
+    ranged = ReadWindow("range", DAY, NEXT)
+    files = decide([named, other], ranged, load_mode="incremental", watermark_field=None, date_column="d")
     assert files.files == [named] and files.row_window is None and files.basis == "file_name_date"
+    # ... but a reprocess takes its dates' rows from every file (a late row sits in a later day's file),
+    # so the write, which refuses rows outside the window, gets exactly them
+    window = ReadWindow("reprocess", DAY, NEXT)
+    rows = decide([named, other], window, load_mode="incremental", watermark_field=None, date_column="d")
+    assert rows.files == [named, other] and rows.basis == BY_DATE_COLUMN
+    assert rows.row_window is not None and rows.row_window.field == "d" and rows.watermark is None
 
 
 def test_only_a_column_the_model_declares_a_date_or_timestamp_windows_the_rows() -> None:
@@ -183,3 +189,20 @@ def test_a_date_column_the_source_lacks_leaves_the_read_unwindowed(spark: Any, t
     assert report.error is None and report.counts.source == 3
     assert report.window.reason == WINDOW_NOT_APPLICABLE
     assert any("'order_day' is not a source column" in w for w in report.warnings)
+
+
+@pytest.mark.spark
+def test_the_date_column_is_read_with_the_sources_date_formats(spark: Any, tmp_path: Path) -> None:
+    """The filter read the column only as ISO text, so `02/01/2024` under `date_formats: [dd/MM/yyyy]` was
+    NULL and a range window read nothing (empty source)."""
+    from lakelogic import DataProcessor
+
+    (tmp_path / "orders.csv").write_text(
+        "id,amount,order_date\n1,10,01/01/2024\n2,20,02/01/2024\n3,30,03/01/2024\n"
+    )
+    contract = _contract(tmp_path, "s27_formats")
+    contract["source"]["options"] = {"date_formats": ["dd/MM/yyyy"]}
+    ranged = {"label": "range", "start": DAY, "end": NEXT}
+    result = DataProcessor(contract, spark=spark).run(window=ranged)
+    assert result.report.status == "succeeded", result.report.error
+    assert [(r["id"], str(r["order_date"])) for r in result.good.collect()] == [(2, "2024-01-02")]

@@ -20,9 +20,10 @@ from __future__ import annotations
 import codecs
 import csv
 import mmap
+import re
 import sys
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -35,6 +36,12 @@ from lakelogic.sources.unreadable import compressed_error
 csv.field_size_limit(sys.maxsize)
 
 _CHECKED_COMPRESSIONS = {".gz", ".bz2"}
+_FIELD, _UNQUOTED, _QUOTED, _CLOSED = "field", "unquoted", "quoted", "closed"
+_NEVER_CLOSED = "a quoted value is never closed before the end of the file"
+_NOT_CLOSING = (
+    "a {quote} inside a quoted value is not doubled, not escaped and not followed by the delimiter "
+    "or a line end"
+)
 _UNCHECKED_COMPRESSIONS = {".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br"}
 
 
@@ -90,14 +97,82 @@ def _first_problem(
         and not _contains(path, quote.encode(encoding, "replace"))
     ):
         return None
-    handle = open_text(path, encoding)
-    if handle is None:
-        return None
     try:
+        if not _strict_reader_objects(path, encoding, sep=sep, quote=quote, escape=escape, comment=comment):
+            return None
+        # The strict reader is stricter than Spark in places (blanks after a closing quote, the escape
+        # character outside quotes): only what Spark's own reading of quotes confirms marks the file.
+        handle = open_text(path, encoding)
+        assert handle is not None  # the strict reader opened it just now
         with handle:
-            return _scan(handle, sep=sep, quote=quote, escape=escape, comment=comment)
+            lines = _without_comments(handle, comment) if comment else handle
+            return spark_quote_problem(lines, sep=sep, quote=quote, escape=escape)
     except (OSError, EOFError, zlib.error) as exc:  # a truncated or foreign compressed stream
         raise compressed_error(path, exc) from exc
+
+
+def _strict_reader_objects(
+    path: str, encoding: str, *, sep: str, quote: str, escape: str | None, comment: str | None
+) -> bool:
+    """Whether Python's strict CSV reader (C speed) finds anything wrong with the file's quoting."""
+    handle = open_text(path, encoding)
+    if handle is None:
+        return False
+    with handle:
+        lines = _without_comments(handle, comment) if comment else handle
+        reader = csv.reader(
+            lines, delimiter=sep, quotechar=quote, escapechar=escape, doublequote=True, strict=True
+        )
+        try:
+            for _ in reader:
+                pass
+        except csv.Error:
+            return True
+    return False
+
+
+def spark_quote_problem(
+    lines: Iterable[str], *, sep: str, quote: str, escape: str | None
+) -> QuoteProblem | None:
+    """The first quote Spark's CSV parser would read past a record's end, following its rules: a quote
+    opens a value only at the start of a field; inside quotes the escape character escapes the next
+    character and a doubled quote is a quote; a closing quote may be followed by blanks, then the
+    separator or the line end. Anything else after a closing quote, or a quote still open at the end of
+    the file, is the problem. Python-level, so it only confirms what the strict reader found."""
+    special = re.compile("[" + re.escape(quote + (escape or "")) + "]")
+    state, start = _FIELD, 1
+    for number, line in enumerate(lines, start=1):
+        body = line.rstrip("\r\n")
+        if state != _QUOTED:
+            state, start = _FIELD, number
+        pos = 0
+        while pos < len(body):
+            if state == _FIELD:
+                if body[pos] == quote:
+                    state, pos = _QUOTED, pos + 1
+                else:
+                    state = _UNQUOTED
+            elif state == _UNQUOTED:
+                found = body.find(sep, pos)
+                pos, state = (len(body), _UNQUOTED) if found < 0 else (found + 1, _FIELD)
+            elif state == _QUOTED:
+                hit = special.search(body, pos)
+                if hit is None:
+                    pos = len(body)
+                elif body[hit.start()] != quote or body[hit.start() + 1 : hit.start() + 2] == quote:
+                    pos = hit.start() + 2  # an escaped character, or a doubled quote: data
+                else:
+                    state, pos = _CLOSED, hit.start() + 1
+            else:  # _CLOSED: blanks, then the separator or the line end
+                while pos < len(body) and body[pos] in " \t":
+                    pos += 1
+                if pos < len(body):
+                    if body[pos] != sep:
+                        return QuoteProblem(start, _NOT_CLOSING.format(quote=quote))
+                    state, pos = _FIELD, pos + 1
+    if state == _QUOTED:
+        return QuoteProblem(start, _NEVER_CLOSED)
+    return None
 
 
 def _searchable(encoding: str) -> bool:
@@ -119,35 +194,7 @@ def _contains(path: str, needle: bytes) -> bool:
             return mapped.find(needle) != -1
 
 
-def _scan(
-    handle: IO[str], *, sep: str, quote: str, escape: str | None, comment: str | None
-) -> QuoteProblem | None:
-    lines = _without_comments(handle, comment) if comment else handle
-    reader = csv.reader(
-        lines, delimiter=sep, quotechar=quote, escapechar=escape, doublequote=True, strict=True
-    )
-    start = 1
-    try:
-        for _ in reader:
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        return QuoteProblem(start, _plain(str(exc), quote))
-    return None
-
-
 def _without_comments(lines: IO[str], comment: str) -> Iterator[str]:
     """The lines with comment lines emptied (their line end kept, so line numbers stay the file's). A line
     starting with the prefix inside a quoted value is emptied too: that only shortens the value."""
     return (line[len(line.rstrip("\r\n")) :] if line.startswith(comment) else line for line in lines)
-
-
-def _plain(message: str, quote: str) -> str:
-    """The csv module's message in the terms of the contract's options."""
-    if "unexpected end of data" in message:
-        return "a quoted value is never closed before the end of the file"
-    if "expected after" in message:
-        return (
-            f"a {quote} inside a quoted value is not doubled, not escaped and not followed by the "
-            "delimiter or a line end"
-        )
-    return message

@@ -566,12 +566,12 @@ def _refuse_repeated_model_columns(
     wanted = {key(n) for n in model}
     positions: dict[str, list[int]] = {}
     for position, name in enumerate(names):
-        positions.setdefault(key(name.strip()), []).append(position)
+        positions.setdefault(key(name), []).append(position)  # as written: Spark keeps spaces
     for name, where in positions.items():
         if len(where) > 1 and name in wanted:
             shown = ", ".join(str(p + 1) for p in where)
             raise SourceError(
-                f"the CSV header of {local} names the column {names[where[0]].strip()!r} more than once "
+                f"the CSV header of {local} names the column {names[where[0]]!r} more than once "
                 f"(columns {shown}): which one the model's field means is ambiguous",
                 hint="rename or remove the repeated column in the file",
             )

@@ -22,18 +22,23 @@ from typing import Any
 
 from lakelogic.errors import SourceError
 
-# what the JVM says about a file it cannot read, or about schemas it cannot merge
-_CONTENT_PROBLEMS = (
+# what the JVM says about a text file (CSV, JSON) it cannot read: only a source is read as text, so a
+# run that fails this way failed on its source wherever the failure surfaced
+TEXT_FILE_PROBLEMS = (
+    "not a gzip file",
+    "java.util.zip.ZipException",
+    "incorrect header check",
+    "TextParsingException",
+)
+# ... and about a columnar file or schemas it cannot merge: a target holds such files too, so these are
+# only converted where a source is being read
+COLUMNAR_FILE_PROBLEMS = (
     "is not a Parquet file",
     "Could not read footer",
     "CANNOT_MERGE_SCHEMAS",
     "Failed to merge",
     "Malformed ORC file",
     "ParquetDecodingException",
-    "not a gzip file",
-    "java.util.zip.ZipException",
-    "incorrect header check",
-    "TextParsingException",
 )
 _FILE_IN_MESSAGE = re.compile(r"Encountered error while reading file (\S+?)\.? Details")
 _TOO_MANY_COLUMNS = re.compile(
@@ -55,10 +60,15 @@ def jvm_causes(exc: BaseException) -> list[str]:
     return causes
 
 
-def unreadable_source(exc: BaseException, *, what: str = "source files") -> SourceError | None:
-    """A ``source`` error for a Spark failure about a file's content, else None."""
+def unreadable_source(
+    exc: BaseException,
+    *,
+    what: str = "source files",
+    problems: Sequence[str] = TEXT_FILE_PROBLEMS + COLUMNAR_FILE_PROBLEMS,
+) -> SourceError | None:
+    """A ``source`` error for a Spark failure about a file's content (one of ``problems``), else None."""
     causes = jvm_causes(exc)
-    if not any(marker in cause for cause in causes for marker in _CONTENT_PROBLEMS):
+    if not any(marker in cause for cause in causes for marker in problems):
         return None
     named = next((m.group(1) for c in causes if (m := _FILE_IN_MESSAGE.search(c))), None)
     if named is not None and named.startswith("file:///"):
@@ -80,7 +90,7 @@ def check_compressed(files: Sequence[str]) -> None:
     error naming it."""
     for path in files:
         opener = _OPENERS.get(Path(path).suffix.lower())
-        if opener is None:
+        if opener is None or not Path(path).is_file():  # a remote path or glob: Spark reads it unchecked
             continue
         try:
             with opener(path, "rb") as stream:

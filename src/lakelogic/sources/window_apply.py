@@ -74,7 +74,7 @@ def watermark_value(frame: DataFrame, field: str) -> Any:
     return F.coalesce(column.cast("timestamp"), compact)
 
 
-def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
+def filter_rows(frame: DataFrame, rows: RowWindow, *, value: Any = None) -> DataFrame:
     """Keep ``start <= watermark < end`` (SEMANTICS §3.4); ``start < watermark`` when the window's start
     is exclusive (``max_target``: the rows at the target's maximum are already in the target).
 
@@ -82,11 +82,12 @@ def filter_rows(frame: DataFrame, rows: RowWindow) -> DataFrame:
     that start at the beginning (the first load, a full reload) and goes on to casting and validation
     there, so it is neither lost nor read again by every later window. A malformed record (its watermark
     cannot be read at all) is kept by every window: it is quarantined each time its file is read rather
-    than dropped without a word (§3.3).
+    than dropped without a word (§3.3). ``value``: the field as a timestamp when the caller reads it
+    otherwise than :func:`watermark_value` (a model date column with its formats).
     """
     from pyspark.sql import functions as F
 
-    cursor = watermark_value(frame, rows.field)
+    cursor = watermark_value(frame, rows.field) if value is None else value
     inside = F.lit(True)
     if rows.start is not None:
         after = cursor > F.lit(rows.start) if rows.start_exclusive else cursor >= F.lit(rows.start)

@@ -7,7 +7,8 @@ module decides, before anything is read, what the window means for one file sour
   windows a file qualifies when its modification time is in the window (a late file for an old day is
   still picked up); under explicit windows (``range``, ``yesterday``, ``backfill_*``, ``reprocess``) by
   the business date in its name (``YYYY-MM-DD`` or ``YYYYMMDD``), else by modification time. No
-  qualifying file means no new data, never a fallback to all files.
+  qualifying file means no new data, never a fallback to all files. A ``reprocess`` window of a contract
+  with a date column filters every file's rows by that column instead (DRIVER §8).
 * ``incremental``/``cdc`` with ``watermark_field``: every listed file is read and rows are filtered to
   ``start <= watermark_field < end`` (``start < …`` when the window's start is exclusive; the filter is
   applied by the engine, see :class:`RowWindow`).
@@ -176,7 +177,8 @@ def decide(
     """Apply ``window`` to the listed ``files`` of one file source (see the module docstring).
 
     ``date_column``: what a ``full`` contract without ``watermark_field`` windows its rows by under an
-    explicit window (DRIVER §8: ``reprocess_date_column``, else the first ``partition_by`` column).
+    explicit window, and any contract without one under a reprocess window (DRIVER §8:
+    ``reprocess_date_column``, else the first ``partition_by`` column).
     """
     listed = list(files)
     if window is None or not window.bounded:
@@ -186,6 +188,11 @@ def decide(
         if watermark_field:
             rows = RowWindow(watermark_field, window.start, window.end, window.start_exclusive)
             return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
+        if window.label == "reprocess" and date_column:
+            # DRIVER §8: a reprocess takes the rows of its dates, wherever they landed (a late row sits in
+            # a later day's file); the write replaces exactly those dates
+            rows = RowWindow(date_column, window.start, window.end)
+            return WindowDecision(listed, basis=BY_DATE_COLUMN, row_window=rows, applied=True)
         chosen = select_files(listed, window)
         basis = "file_name_date" if window.explicit else "file_mtime"
         return WindowDecision(chosen, basis=basis, applied=True, skipped_files=len(listed) - len(chosen))

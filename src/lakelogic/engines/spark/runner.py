@@ -52,7 +52,7 @@ from lakelogic.plan.clock import pin_clock
 from lakelogic.plan.compliance import residency_warning
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
-from lakelogic.sources.unreadable import unreadable_source
+from lakelogic.sources.unreadable import TEXT_FILE_PROBLEMS, unreadable_source
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
 
@@ -116,7 +116,8 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
     cause = _sql_runtime_error(str(exc))
     if cause is not None:
         return EngineError(f"the contract's SQL failed while running: {cause}")
-    return unreadable_source(exc)
+    # a run's jobs also read its target: only text-file failures surely come from the source
+    return unreadable_source(exc, problems=TEXT_FILE_PROBLEMS)
 
 
 _HIDDEN_SUGGESTION = re.compile(r",?\s*`(?:__ll_|_ll_)[^`]*`")

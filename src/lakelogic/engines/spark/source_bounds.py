@@ -4,10 +4,10 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
 
 * ``max_target`` (default): ``MAX(watermark_field)`` in ``source.target_path`` or the contract's own target
   (``watermark_field`` default ``_lakelogic_processed_at``); no target or no such column yet: full read.
-  For an append/overwrite target the bound is exclusive (rows strictly after the maximum): the rows at
-  the maximum were written by the run that set it, so an inclusive bound appended them again on every
-  run. A merge/SCD2 target absorbs them, and keeps the bound inclusive so late rows at the maximum of a
-  coarse (date) watermark are still read;
+  For an append/overwrite target and a timestamp watermark the bound is exclusive (rows strictly after
+  the maximum): the rows at the maximum were written by the run that set it, so an inclusive bound
+  appended them again on every run. A merge/SCD2 target absorbs them and keeps the bound inclusive, as
+  does a date (or ``YYYYMMDD``) watermark, whose maximum day may still receive rows;
 * ``lookback``: ``as_of - lookback`` (default 7 days);
 * ``date_range``: ``[from_date, to_date + 1 day)``;
 * ``pipeline_log``, ``manifest``, ``delta_version``: not computed by a standalone run (full read, with
@@ -68,8 +68,8 @@ def standalone_window(
     elif strategy == "date_range":
         start, end = _date_range(settings)
     elif strategy == "max_target":
-        start = _max_target(spark, contract, step, target)
-        exclusive = start is not None and not lookback and not _absorbs_rereads(contract)
+        start, instant = _max_target(spark, contract, step, target)
+        exclusive = start is not None and instant and not lookback and not _absorbs_rereads(contract)
     else:
         return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
     if lookback and strategy != "lookback" and start is not None:
@@ -127,7 +127,14 @@ def _date_range(settings: Any) -> tuple[datetime | None, datetime]:
     return (midnight(start) if start else None), midnight(last) + timedelta(days=1)
 
 
-def _max_target(spark: SparkSession, contract: Any, step: ReadSource, target: str | None) -> datetime | None:
+def _max_target(
+    spark: SparkSession, contract: Any, step: ReadSource, target: str | None
+) -> tuple[datetime | None, bool]:
+    """``MAX(watermark_field)`` of the target (None: no target or column yet), and whether the stored
+    column holds instants (a timestamp). Only an instant bound may be exclusive: rows of the maximum day
+    of a date (or ``YYYYMMDD``) watermark that land after the run that stored it must still be read."""
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
     from lakelogic.tables.spark_write import adapter_for
     from lakelogic.tables.target import resolve_target
 
@@ -137,11 +144,13 @@ def _max_target(spark: SparkSession, contract: Any, step: ReadSource, target: st
         resolved = resolve_target(contract, target=location)
         adapter = adapter_for(spark, resolved)
         if not adapter.exists():
-            return None
+            return None, False
         stored = adapter.read()
     except LakeLogicError:
-        return None  # no resolvable target yet: the first load reads everything
+        return None, False  # no resolvable target yet: the first load reads everything
     if field not in stored.columns:
-        return None
+        return None, False
+    instant = isinstance(stored.schema[field].dataType, TimestampType | TimestampNTZType)
     row = stored.agg(F.unix_micros(F.max(watermark_value(stored, field))).alias("m")).first()
-    return _from_micros(int(row["m"])) if row is not None and row["m"] is not None else None
+    found = _from_micros(int(row["m"])) if row is not None and row["m"] is not None else None
+    return found, instant

@@ -113,7 +113,7 @@ def _read(
             return SourceOutcome(source, SourceInfo(type="dataframe"), empty)
         # data already read: of a window only a row filter can apply (SEMANTICS §3.4, DRIVER §8)
         read = SourceRead(source, SourceInfo(type="dataframe"), "dataframe")
-        return _windowed(ctx, step, read, empty, dated)
+        return _windowed(ctx, step, read, empty, dated, model_types)
     if source is not None:
         read = read_files(
             ctx.spark,
@@ -129,7 +129,7 @@ def _read(
             model_types=model_types,
         )
         ctx.warnings.extend(read.warnings)
-        return _windowed(ctx, step, read, empty, dated)
+        return _windowed(ctx, step, read, empty, dated, model_types)
     if step is None or not step.path:
         raise PlanError(
             "the contract has no source path; pass a DataFrame or a path to run()", yaml_path="source.path"
@@ -142,7 +142,7 @@ def _read(
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
         # a table has no files to select: of a window only the watermark row filter applies (§3.4)
         table = SourceRead(frame, SourceInfo(type=kind, path=step.path), kind)
-        outcome = _windowed(ctx, step, table, empty, dated)
+        outcome = _windowed(ctx, step, table, empty, dated, model_types)
         outcome.location = step.path
         return outcome
     if kind not in _FILE_TYPES:
@@ -161,7 +161,7 @@ def _read(
         model_types=model_types,
     )
     ctx.warnings.extend(read.warnings)
-    return _windowed(ctx, step, read, empty, dated)
+    return _windowed(ctx, step, read, empty, dated, model_types)
 
 
 def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) -> Any:
@@ -192,7 +192,12 @@ def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) 
 
 
 def _windowed(
-    ctx: SparkRunContext, step: ReadSource | None, read: SourceRead, empty: str, dated: str | None
+    ctx: SparkRunContext,
+    step: ReadSource | None,
+    read: SourceRead,
+    empty: str,
+    dated: str | None,
+    model_types: Mapping[str, LogicalType] | None = None,
 ) -> SourceOutcome:
     """The row filter of a window (watermark, or a full contract's date column ``dated``), the cursor
     observation and the "no new data" rule of a window."""
@@ -218,7 +223,8 @@ def _windowed(
         state = ctx.source_window_state = _date_column_missing(ctx, state, rows.field)
         rows = None
     if frame is not None and rows is not None:
-        frame = filter_rows(frame, rows)
+        typed = _date_value(frame, step, rows.field, model_types) if by_date else None
+        frame = filter_rows(frame, rows, value=typed)
         if state.decision.watermark is not None:  # a full contract's date column is no cursor
             frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
     return SourceOutcome(frame, read.info, empty, _location(read), read.selected)
@@ -232,6 +238,21 @@ def window_date_column(step: ReadSource, model_types: Mapping[str, LogicalType] 
     column = step.reprocess_date_column
     declared = (model_types or {}).get(column) if column else None
     return column if declared is not None and declared.kind in _TEMPORAL else None
+
+
+def _date_value(
+    frame: DataFrame, step: ReadSource, column: str, model_types: Mapping[str, LogicalType] | None
+) -> Any:
+    """The date column as the model reads it (its type, the source's date/timestamp formats), as a
+    timestamp: the row filter then places each row by the date enforcement will give it."""
+    from lakelogic.engines.spark.casting import formats_from, strict_cast_sql
+
+    declared = (model_types or {})[column]
+    formats = formats_from(
+        step.options.get("date_formats") or (), step.options.get("timestamp_formats") or ()
+    )
+    raw = "`" + column.replace("`", "``") + "`"
+    return F.expr(strict_cast_sql(raw, frame.schema[column].dataType, declared, formats)).cast("timestamp")
 
 
 def _by_date(step: ReadSource, window: Any, dated: str | None) -> bool:
