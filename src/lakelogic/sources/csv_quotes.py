@@ -4,10 +4,12 @@ Spark reads CSV sources with ``multiLine`` (a quoted value may hold line breaks,
 parser is lenient about quotes: a quote left open runs on across line breaks until the next quote that
 is followed by a delimiter or line end, or to the end of the file. The records it swallows become part
 of one value; when the field count still matches, that record is a good row and the others are gone
-while the counts reconcile. The parse gives no trace of it, so each local file is checked here with
-Python's strict CSV reader: a quoted value that never closes, or a quote inside a quoted value that is
-neither doubled nor escaped nor followed by a delimiter or line end, marks the file. Its records cannot
-be delimited, so the reader quarantines its lines instead of reading it (:mod:`.files`).
+while the counts reconcile. The parse gives no trace of it, so each local file is checked here: a
+quoted value that never closes, or a quote inside a quoted value that is neither doubled nor escaped nor
+followed (after blanks) by a delimiter or line end, marks the file. Python's strict CSV reader (C speed)
+looks first; it is stricter than Spark in places, so what it finds is confirmed by
+:func:`spark_quote_problem`, which follows Spark's reading of quotes. A marked file's records cannot be
+delimited, so the reader quarantines its lines instead of reading it (:mod:`.files`).
 
 Both quote conventions pass: doubled quotes (RFC 4180) and the escape character. A file without the
 quote character at all is skipped after a byte search. Compressed files are checked when Python reads
