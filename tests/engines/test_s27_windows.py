@@ -78,3 +78,16 @@ def test_a_date_range_strategy_selects_files_by_the_date_in_their_name(spark: An
         "events_2024-01-02.csv",
         "events_2024-01-03.csv",
     ]
+
+
+def test_a_lookback_leaves_windows_of_files_by_arrival_alone() -> None:
+    """Without `watermark_field` the files go by arrival time, so a late file is read anyway; moving the
+    bound back would only append earlier files again."""
+    from lakelogic.engines.spark.source_bounds import with_lookback
+    from lakelogic.plan.steps import ReadSource
+    from lakelogic.sources.windows import ReadWindow
+
+    step = ReadSource(yaml_path="source", source_type="landing", path=None, format=None,
+                      load_mode="incremental", settings={"lookback": "2 days"})  # fmt: skip
+    window = ReadWindow("incremental", START, END, reason="last_success")
+    assert with_lookback(None, step, window) is window  # type: ignore[arg-type]

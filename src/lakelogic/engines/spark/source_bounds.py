@@ -40,11 +40,13 @@ def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWind
     """A driver's ``last_success`` window with the contract's ``lookback`` applied (§3.4: it moves any
     strategy's lower bound back, for late rows). The driver gives every incremental contract the last
     successful window's end as its start; without this a row arriving late with an earlier watermark was
-    never read."""
+    never read. Only a row window (``watermark_field``) moves: files selected by arrival time already
+    include a late file, and moving that bound would only read earlier files again."""
     lookback = step.settings.get("lookback") if step is not None else None
     if (
         step is None
         or not lookback
+        or not step.watermark_field  # files go by arrival time: a late file is picked up anyway
         or window.start is None
         or window.label != "incremental"
         or step.load_mode.lower() not in INCREMENTAL
