@@ -47,6 +47,16 @@ class CommitResult:
     rows_added: int | None = None  # rows written by an append/overwrite, when the format reports it
 
 
+@dataclass(frozen=True)
+class ReplaceResult(CommitResult):
+    """What a ``replace_where`` commit (any format) did besides :class:`CommitResult`: ``rows_deleted``,
+    the target rows of the window it removed (None when unknown). A format that rewrites a data file to
+    remove some of its rows writes the file's other rows again: those are not deleted rows, and
+    ``rows_added`` (the records the commit wrote) counts them too, so it is no count of inserted rows."""
+
+    rows_deleted: int | None = None
+
+
 class TableAdapter(Protocol):
     """One table (or path) in one format."""
 

@@ -18,10 +18,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 from pyspark.sql.utils import AnalysisException
 
-from lakelogic.tables.base import CommitResult, window_sql
+from lakelogic.tables.base import CommitResult, ReplaceResult, window_sql
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
-from lakelogic.tables.spark_iceberg import ReplaceResult, quote_ident
+from lakelogic.tables.spark_iceberg import quote_ident
 from lakelogic.tables.spark_merge import OP, change_set_merge_sql, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp, committed_in

@@ -20,12 +20,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from lakelogic.tables.base import CommitResult
+from lakelogic.tables.base import CommitResult, ReplaceResult
 from lakelogic.tables.file_ranges import may_hold
 from lakelogic.tables.spark_batch import q
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import FileStatus, HadoopFS
-from lakelogic.tables.spark_iceberg import ReplaceResult
 from lakelogic.tables.spark_merge import OP, bounds_predicate, target_columns
 from lakelogic.tables.spec import WriteSpec
 from lakelogic.tables.stamp import CommitStamp

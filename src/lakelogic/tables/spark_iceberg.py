@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from loguru import logger
@@ -19,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StructType, TimestampType
 from pyspark.sql.utils import AnalysisException
 
-from lakelogic.tables.base import CommitResult, window_sql
+from lakelogic.tables.base import CommitResult, ReplaceResult, window_sql
 from lakelogic.tables.iceberg_java import MAIN, JavaIcebergTable
 from lakelogic.tables.key_range import FileBounds, share_in_range
 from lakelogic.tables.spark_batch import cast_type_name, quote_ident
@@ -35,16 +34,6 @@ from lakelogic.tables.target import ResolvedTarget
 # (6 + 4 per key column gateway calls each, ~1 ms a file); more are read from the ``data_files`` metadata
 # table in one query (~0.1 s).
 _FEW_FILES = 16
-
-
-@dataclass(frozen=True)
-class ReplaceResult(CommitResult):
-    """What a ``replace_where`` commit (any format) did besides :class:`CommitResult`: ``rows_deleted``,
-    the target rows of the window it removed (None when unknown). A format that rewrites a data file to
-    remove some of its rows writes the file's other rows again: those are not deleted rows, and
-    ``rows_added`` (the records the commit wrote) counts them too, so it is no count of inserted rows."""
-
-    rows_deleted: int | None = None
 
 
 def quote_table(name: str) -> str:

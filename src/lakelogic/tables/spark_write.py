@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from lakelogic.errors import CommitError, LakeLogicError, PlanError, SchemaEvolutionError, UnsupportedError
-from lakelogic.tables.base import CommitResult, TableAdapter
+from lakelogic.tables.base import CommitResult, ReplaceResult, TableAdapter
 from lakelogic.tables.conflicts import as_conflict
 from lakelogic.tables.key_range import batch_keys
 from lakelogic.tables.spark_batch import (
@@ -37,7 +37,6 @@ from lakelogic.tables.spark_evolution import (
     plan_evolution,
     same_type,
 )
-from lakelogic.tables.spark_iceberg import ReplaceResult
 from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_scan_merge
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
 from lakelogic.tables.spec import WriteSpec
