@@ -1,6 +1,8 @@
 """Runtime overhead of LakeLogic over bare Spark, on the same data, in one process and one session.
 
-* floor: ``spark.read.parquet(source).write.parquet(out)`` — the least any pipeline must do.
+* floor: ``spark.read.parquet(source).write.parquet(out)`` — the least any pipeline must do. With
+  ``--source-format csv`` the source is the generator's CSV copy and the floor reads it as text with its
+  header (no types, no inference) and writes Parquet.
 * lakelogic: ``DataProcessor(contract).run(source, output_good=..., output_bad=...)`` with the benchmark
   contract (pre transformations, 11 explicit row rules plus required/type checks, dataset rules), writing
   good and quarantined rows.
@@ -14,7 +16,7 @@ alternating; the best and every time are printed, with the ratio of the bests. W
 shared machine, so the CPU seconds the local JVM spent (all its threads: tasks, JIT, GC; read from
 /proc on Linux) are printed and compared too.
 
-    .venv/bin/python benchmarks/bench_runtime.py --rows 10000000
+    .venv/bin/python benchmarks/bench_runtime.py --rows 10000000 [--source-format csv]
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 # run as a script: its own directory is on sys.path
 from expert_split import expert_run
-from generate_orders import dataset_dir, generate
+from generate_orders import dataset_dir, generate, is_csv_copy, read_orders, write_orders
 from handwritten_split import handwritten_run
 
 if TYPE_CHECKING:
@@ -43,7 +45,8 @@ OUT = HERE / "out" / "runtime"
 
 def floor_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
-    spark.read.parquet(str(source)).write.mode("overwrite").parquet(str(out / "floor"))
+    reader = spark.read.option("header", "true").csv if is_csv_copy(source) else spark.read.parquet
+    reader(str(source)).write.mode("overwrite").parquet(str(out / "floor"))
     return {}
 
 
@@ -51,7 +54,8 @@ def lakelogic_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any
     from lakelogic import DataProcessor
 
     shutil.rmtree(out, ignore_errors=True)
-    result = DataProcessor(str(CONTRACT), spark=spark).run(
+    overrides = {"source.format": "csv"} if is_csv_copy(source) else None
+    result = DataProcessor(str(CONTRACT), spark=spark, overrides=overrides).run(
         str(source), output_good=out / "good", output_bad=out / "bad"
     )
     report = result.report
@@ -100,8 +104,8 @@ def warm_up(
     paths: dict[str, Callable[[SparkSession, Path, Path], dict[str, Any]]],
 ) -> None:
     """JIT, class loading and Parquet/codegen caches: run every path once on a small slice."""
-    sample = OUT / "warmup_source"
-    spark.read.parquet(str(source)).limit(20_000).write.mode("overwrite").parquet(str(sample))
+    sample = OUT / "warmup_source" / source.name
+    write_orders(read_orders(spark, source).limit(20_000), sample)
     for name, run in paths.items():
         run(spark, sample, OUT / f"warmup_{name}")
 
@@ -120,6 +124,12 @@ def main() -> None:
         action="store_true",
         help="also time an expert's single-pass split without LakeLogic's guarantees (expert_split.py)",
     )
+    parser.add_argument(
+        "--source-format",
+        choices=("parquet", "csv"),
+        default="parquet",
+        help="read the generator's Parquet copy (default) or its CSV copy, a typical landing zone",
+    )
     args = parser.parse_args()
     paths: dict[str, Callable[[SparkSession, Path, Path], dict[str, Any]]] = {
         "floor": floor_run,
@@ -133,7 +143,8 @@ def main() -> None:
     from lakelogic.engines.spark.session import spark_session
 
     spark = spark_session()
-    source = generate(spark, args.rows)["parquet"]
+    csv = args.source_format == "csv"
+    source = generate(spark, args.rows, csv=csv)[args.source_format]
     print(f"data: {dataset_dir(args.rows)} ({args.rows:,} rows)  master: {spark.sparkContext.master}")
     warm_up(spark, source, paths)
 

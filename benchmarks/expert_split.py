@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generate_orders import read_orders
 from handwritten_split import RULES
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def expert_run(spark: SparkSession, source: Path, out: Path) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     shutil.rmtree(out, ignore_errors=True)
-    frame = spark.read.parquet(str(source))
+    frame = read_orders(spark, source)
     typed = frame.select(
         *[c for c in frame.columns if c not in (*_TRIMMED, "order_ts", "amount")],
         *[F.expr(f"{case}(trim({c}))").alias(c) for c, case in _TRIMMED.items()],

@@ -41,8 +41,35 @@ CURRENCIES = ["EUR", "EUR", "EUR", "USD", "GBP"]
 COUNTRIES = ["DE", "FR", "NL", "GB", "ES", "IT", "US", "SE"]
 
 
+# The Parquet copy's column types, as a hand-written job reading the CSV copy would declare them.
+ORDERS_SCHEMA_DDL = (
+    "order_id STRING, customer_id STRING, customer_email STRING, order_ts STRING, status STRING, "
+    "amount DOUBLE, quantity INT, discount_pct DOUBLE, currency STRING, channel STRING, country STRING"
+)
+
+
 def dataset_dir(rows: int) -> Path:
     return DATA_ROOT / f"orders_{rows}"
+
+
+def is_csv_copy(path: Path) -> bool:
+    return path.name == "csv"
+
+
+def read_orders(spark: SparkSession, path: Path) -> DataFrame:
+    """The generated orders from either copy; the CSV copy is read with the Parquet copy's types."""
+    if is_csv_copy(path):
+        return spark.read.schema(ORDERS_SCHEMA_DDL).option("header", "true").csv(str(path))
+    return spark.read.parquet(str(path))
+
+
+def write_orders(frame: DataFrame, path: Path) -> None:
+    """Write ``frame`` in the format ``path`` names (the CSV copy's directory is called ``csv``)."""
+    writer = frame.write.mode("overwrite")
+    if is_csv_copy(path):
+        writer.option("header", "true").csv(str(path))
+    else:
+        writer.parquet(str(path))
 
 
 def _draw(salt: str, modulo: int) -> Column:
@@ -113,14 +140,10 @@ def generate(spark: SparkSession, rows: int, *, csv: bool = False, force: bool =
     if csv:
         paths["csv"] = target / "csv"
     frame = orders_frame(spark, rows)
-    for fmt, path in paths.items():
+    for path in paths.values():
         if (path / "_SUCCESS").exists() and not force:
             continue
-        writer = frame.write.mode("overwrite")
-        if fmt == "csv":
-            writer.option("header", "true").csv(str(path))
-        else:
-            writer.parquet(str(path))
+        write_orders(frame, path)
     return paths
 
 

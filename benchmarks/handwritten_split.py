@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generate_orders import read_orders
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -44,7 +46,7 @@ def handwritten_run(spark: SparkSession, source: Path, out: Path) -> dict[str, A
     from pyspark.sql import functions as F
 
     shutil.rmtree(out, ignore_errors=True)
-    frame = spark.read.parquet(str(source))
+    frame = read_orders(spark, source)
     cleaned = frame.select(
         *[
             c
