@@ -18,7 +18,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +120,6 @@ class DataProcessor:
         approval_file: str | Path | None = None,
         approval: Any = None,
         record: bool | None = None,
-        as_of: datetime | None = None,
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
         ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``). ``link_cache``: a
@@ -132,9 +130,7 @@ class DataProcessor:
         unapproved batch is staged and the run ends ``awaiting_approval``. ``approval``: a gate already
         decided (:class:`lakelogic.plan.approval.ApprovalGate`, as the driver passes it). ``record``:
         write the run-log row (DRIVER §15.1; default: when materializing; the driver and ``lakelogic
-        run`` record their own rows). ``as_of``: the pipeline run's instant (DRIVER §1; the driver passes
-        it): the run's clock (``current_timestamp()``, lineage times), and a ``window`` ending there
-        reads LakeLogic's ``_lakelogic_processed_at`` stamp as ``(start, end]``; default: now."""
+        run`` record their own rows)."""
         from lakelogic.engines.spark.pinned import pinned_semantics
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
@@ -157,7 +153,6 @@ class DataProcessor:
             env=env,
             link_cache=link_cache,
             approval=approval,
-            as_of=as_of,
         )
         from lakelogic.notify import notify_run
 

@@ -132,7 +132,6 @@ class SparkContractRunner:
                 notify=False,  # once per contract, below or in on_final_failure (not per retried attempt)
                 record=False,  # the driver records the outcome with its own columns
                 approval=self.approval_gate(node, request.pipeline_run_id, processor.contract),
-                as_of=request.as_of,
             )
             report: RunReport = result.report
             materialization = report.materialization

@@ -76,8 +76,7 @@ def watermark_value(frame: DataFrame, field: str) -> Any:
 
 def filter_rows(frame: DataFrame, rows: RowWindow, *, value: Any = None) -> DataFrame:
     """Keep ``start <= watermark < end`` (SEMANTICS §3.4); ``start < watermark`` when the window's start
-    is exclusive (``max_target``: the rows at the target's maximum are already in the target) and
-    ``watermark <= end`` when its end is inclusive (a pipeline's own stamp, ``ReadWindow.stamped_end``).
+    is exclusive (``max_target``: the rows at the target's maximum are already in the target).
 
     A row whose watermark is NULL or unparseable has no place in a bounded window: it is read by windows
     that start at the beginning (the first load, a full reload) and goes on to casting and validation
@@ -94,7 +93,7 @@ def filter_rows(frame: DataFrame, rows: RowWindow, *, value: Any = None) -> Data
         after = cursor > F.lit(rows.start) if rows.start_exclusive else cursor >= F.lit(rows.start)
         inside = inside & after
     if rows.end is not None:
-        inside = inside & (cursor <= F.lit(rows.end) if rows.end_inclusive else cursor < F.lit(rows.end))
+        inside = inside & (cursor < F.lit(rows.end))
     kept = (cursor.isNull() & F.lit(rows.start is None)) | inside
     if CORRUPT_COLUMN in frame.columns:
         kept = kept | F.col(CORRUPT_COLUMN).isNotNull()

@@ -29,11 +29,7 @@ from pathlib import Path
 from typing import Any
 
 INCREMENTAL_MODES = ("incremental", "cdc")
-# LakeLogic's processing-time stamp (SEMANTICS §14), the default watermark of a table LakeLogic wrote.
-PROCESSED_AT = "_lakelogic_processed_at"
 EXPLICIT_LABELS = ("range", "yesterday", "reprocess")
-# The driver's windows that end at the pipeline's as_of by construction (DRIVER §8: last_success, none).
-STAMPED_LABELS = ("incremental", "full")
 WINDOW_NOT_APPLICABLE = "window_not_applicable"
 # The basis of a row window over a full contract's date column (DRIVER §8).
 BY_DATE_COLUMN = "reprocess_date_column"
@@ -49,11 +45,6 @@ class ReadWindow:
     ``start_exclusive``: rows must be strictly after ``start`` (a ``max_target`` bound: the rows at the
     target's maximum watermark were written by the run that set it, SEMANTICS §3.4). It applies to the
     watermark row filter only: a file selected by modification time keeps an inclusive start.
-
-    ``stamped_end``: ``end`` is the pipeline's ``as_of``, the instant every run of that pipeline stamps
-    its rows with (``_lakelogic_processed_at``). A row window over that stamp is then ``(start, end]``:
-    the rows an upstream contract wrote earlier in the same pipeline run carry ``end`` itself and belong
-    to this window, and the rows at ``start`` were read by the pipeline run that ended there.
     """
 
     label: str = "window"
@@ -61,7 +52,6 @@ class ReadWindow:
     end: datetime | None = None
     reason: str | None = None
     start_exclusive: bool = False
-    stamped_end: bool = False
 
     @property
     def explicit(self) -> bool:
@@ -101,21 +91,13 @@ class ReadWindow:
 
 @dataclass(frozen=True)
 class RowWindow:
-    """Rows to keep: ``start <= field < end``; ``start < field`` when ``start_exclusive`` and
-    ``field <= end`` when ``end_inclusive`` (either bound may be open)."""
+    """Rows to keep: ``start <= field < end``, or ``start < field < end`` when ``start_exclusive`` (either
+    bound may be open)."""
 
     field: str
     start: datetime | None
     end: datetime | None
     start_exclusive: bool = False
-    end_inclusive: bool = False
-
-    @classmethod
-    def watermark(cls, field: str, window: ReadWindow) -> RowWindow:
-        """The row window of ``window`` over the watermark ``field`` (see ``ReadWindow.stamped_end``)."""
-        if window.stamped_end and field == PROCESSED_AT:
-            return cls(field, window.start, window.end, start_exclusive=True, end_inclusive=True)
-        return cls(field, window.start, window.end, window.start_exclusive)
 
 
 @dataclass
@@ -204,7 +186,7 @@ def decide(
     mode = (load_mode or "full").lower()
     if mode in INCREMENTAL_MODES:
         if watermark_field:
-            rows = RowWindow.watermark(watermark_field, window)
+            rows = RowWindow(watermark_field, window.start, window.end, window.start_exclusive)
             return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
         if window.label == "reprocess" and date_column:
             # DRIVER §8: a reprocess takes the rows of its dates, wherever they landed (a late row sits in
@@ -215,7 +197,7 @@ def decide(
         basis = "file_name_date" if window.explicit else "file_mtime"
         return WindowDecision(chosen, basis=basis, applied=True, skipped_files=len(listed) - len(chosen))
     if window.explicit and watermark_field:
-        rows = RowWindow.watermark(watermark_field, window)
+        rows = RowWindow(watermark_field, window.start, window.end, window.start_exclusive)
         return WindowDecision(listed, basis="watermark_field", row_window=rows, applied=True)
     if window.explicit and date_column:
         rows = RowWindow(date_column, window.start, window.end)

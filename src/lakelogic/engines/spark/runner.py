@@ -21,7 +21,7 @@ import os
 import re
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from lakelogic.plan.compliance import residency_warning
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
 from lakelogic.sources.unreadable import TEXT_FILE_PROBLEMS, unreadable_source
-from lakelogic.sources.windows import STAMPED_LABELS, ReadWindow
+from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
 
 _PERSIST_LEVELS: dict[str, StorageLevel | None] = {
@@ -80,8 +80,6 @@ class RunRequest:
     link_cache: Any = None
     # The approval gate (DRIVER §11; lakelogic.plan.approval.ApprovalGate); None: no approval.
     approval: Any = None
-    # The pipeline run's instant (DRIVER §1), shared by its contracts; None: this run's own start.
-    as_of: datetime | None = None
 
 
 @dataclass
@@ -252,10 +250,8 @@ def _run(
     outcome: RunOutcome,
     staged: list[StagedOutput | FanoutOutputs | ScratchSpace],
 ) -> None:
-    # One 'now' for the whole run: every job of the run evaluates the same clock (plan/clock.py). Under
-    # the driver it is the pipeline's as_of, so every contract of a pipeline run stamps its rows with
-    # the instant that ends the windows of its downstream contracts (ReadWindow.stamped_end).
-    as_of = request.as_of.astimezone(UTC) if request.as_of is not None else datetime.now(UTC)
+    # One 'now' for the whole run: every job of the run evaluates the same clock (plan/clock.py).
+    as_of = datetime.now(UTC)
     plan = pin_clock(plan_factory(), as_of)
     fill_identity(report, plan, contract)
     if request.materialize:  # a target Spark cannot write fails now, not after every row was checked
@@ -289,7 +285,7 @@ def _run(
     if ctx.source_window is None:  # standalone: the contract's watermark_strategy bounds the read (§3.4)
         ctx.source_window = _standalone_window(spark, contract, plan, as_of, request, report)
     else:
-        ctx.source_window = _caller_window(spark, plan, _stamped(ctx.source_window, request))
+        ctx.source_window = _caller_window(spark, plan, ctx.source_window)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
     # A materialized run without output_good stages its good rows in a scratch space, so the one-job
     # split serves the table writes and the dataset rules as it serves file outputs.
@@ -493,14 +489,6 @@ def _standalone_window(
         report.window.start, report.window.end = window.start, window.end
         report.window.label, report.window.reason = window.label, window.reason
     return window
-
-
-def _stamped(window: ReadWindow, request: RunRequest) -> ReadWindow:
-    """A pipeline's incremental or full window ending at its ``as_of``: the rows its upstream contracts
-    stamped in this pipeline run carry that instant (``ReadWindow.stamped_end``)."""
-    if request.as_of is None or window.end != request.as_of or window.label not in STAMPED_LABELS:
-        return window
-    return replace(window, stamped_end=True)
 
 
 def _caller_window(spark: SparkSession, plan: Any, window: ReadWindow) -> ReadWindow:

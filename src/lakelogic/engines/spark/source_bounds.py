@@ -30,9 +30,10 @@ from lakelogic.errors import LakeLogicError, PlanError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
 from lakelogic.sources.window_apply import watermark_value
-from lakelogic.sources.windows import PROCESSED_AT, ReadWindow
+from lakelogic.sources.windows import ReadWindow
 
 INCREMENTAL = ("incremental", "cdc")
+PROCESSED_AT = "_lakelogic_processed_at"
 
 
 def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWindow) -> ReadWindow:

@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.source_bounds import PROCESSED_AT
 from lakelogic.errors import PlanError, UnsupportedError
 from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
@@ -18,13 +19,7 @@ from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.date_folders import in_date_folders
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
-from lakelogic.sources.windows import (
-    BY_DATE_COLUMN,
-    PROCESSED_AT,
-    WINDOW_NOT_APPLICABLE,
-    WindowDecision,
-    decide,
-)
+from lakelogic.sources.windows import BY_DATE_COLUMN, WINDOW_NOT_APPLICABLE, WindowDecision, decide
 from lakelogic.types import LogicalType
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
