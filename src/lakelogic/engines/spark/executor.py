@@ -57,6 +57,7 @@ from lakelogic.engines.spark.quarantine import (
     assemble_quarantine,
     has_malformed_column,
     malformed_split,
+    source_metrics,
 )
 from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, PhaseResult, evaluate_checks, rule_fail_sql
 from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
@@ -189,7 +190,7 @@ class PlanExecutor:
         if preserve is not None:
             frame = preserve_upstream(frame, preserve, self.ctx.warnings)
         if has_malformed_column(frame):
-            frame = self.obs.observe(frame, "source")
+            frame = self.obs.observe(frame, "source", source_metrics(frame))
         else:
             # Every row reaches the next observation point of the chain: it counts the source too.
             self.obs.defer("source")
@@ -302,23 +303,33 @@ class PlanExecutor:
                 # Dataset rules (step 11) see the real values; masking is step 12 (SEMANTICS §5.4, §8).
                 ev.good_unmasked = shape_good(good, masked=False)
             good = shape_good(good)
-            bad = self._quarantine(QuarantineParts(malformed=malformed, pre=pre_bad, post=post_bad), split)
-            bad = self._mask_and_lineage(bad, lineage)
-        if marked is not None and malformed is None and not unknown_dropped and self.subset is None:
-            ev.fanout = self._fanout(marked, shape_good, good, bad, split)
+            # A re-evaluated subset of the one-job split adds its failed rows only: the split writes the
+            # malformed records itself.
+            parts = QuarantineParts(
+                malformed=malformed if self.subset is None else None, pre=pre_bad, post=post_bad
+            )
+            bad = self._mask_and_lineage(self._quarantine(parts, split), lineage)
+            only_malformed = (
+                self._mask_and_lineage(self._quarantine(parts, split, only_malformed=True), lineage)
+                if parts.malformed is not None
+                else None
+            )
+        if marked is not None and not unknown_dropped and self.subset is None:
+            ev.fanout = self._fanout(marked, shape_good, good, bad, split, only_malformed)
         self.obs.require_hosted()
         ev.good = self.obs.observe(good, "good", branch=True)
         ev.bad = self.obs.observe(bad, "quarantined", branch=True)
         ev.row_effects = list(self.row_effects)
         return ev
 
-    def _quarantine(self, parts: QuarantineParts, split: Split) -> DataFrame:
+    def _quarantine(self, parts: QuarantineParts, split: Split, *, only_malformed: bool = False) -> DataFrame:
         return assemble_quarantine(
             parts,
             run_id=self.ctx.run_id,
             quarantined_at=self.ctx.as_of,
             include_reason=split.include_error_reason,
             model_fields=[f.name for f in self.plan.fields],
+            only_malformed=only_malformed,
         )
 
     def _persist_level(self, *, needed: bool) -> StorageLevel | None:
@@ -485,8 +496,10 @@ class PlanExecutor:
         good: DataFrame,
         bad: DataFrame,
         split: Split,
+        malformed: DataFrame | None,
     ) -> Fanout | None:
-        """The one-job split of this run, when its staged rows can serve as both outputs."""
+        """The one-job split of this run, when its staged rows can serve as both outputs. ``malformed``:
+        the quarantine rows of the unparseable records, which never reach the split's chain."""
         keyed = key_sql(marked, include_reason=split.include_error_reason)
         if keyed is None:
             return None
@@ -504,6 +517,7 @@ class PlanExecutor:
             run_id=self.ctx.run_id,
             quarantined_at=self.ctx.as_of,
             carrier=carrier,
+            malformed=malformed,
         )
 
     def _preserved_copies(self) -> tuple[str, ...]:

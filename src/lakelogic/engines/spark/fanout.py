@@ -16,6 +16,10 @@ its good rows to a path, every evaluated row is written ONCE, partitioned by a *
   carrier can be borrowed; good rows are untouched. Without a carrier these rows are re-evaluated by an
   executor whose chain is restricted to them (for the pre phase right after the casts).
 
+Records the reader could not parse (CSV/JSON, SEMANTICS §3.3) never enter the chain: the source
+observation counts them during the one job, and only when there are some is their quarantine part read
+again from the source (a scan of its own), so a clean file costs nothing more.
+
 The quarantine output is then written from the quarantined part alone (a few percent of the rows).
 Counts come from one observation on the written frame. Distinct keys bound the staging partitions:
 one per combination of failed static checks that occurs in the data.
@@ -33,7 +37,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from lakelogic.engines.spark.counting import Observations
 from lakelogic.engines.spark.marking import MARK_COLUMN, MarkedFrame
 from lakelogic.engines.spark.outputs import StagedOutput
-from lakelogic.engines.spark.quarantine import QUARANTINED_AT_COLUMN, RUN_ID_COLUMN
+from lakelogic.engines.spark.quarantine import MALFORMED_ROWS, QUARANTINED_AT_COLUMN, RUN_ID_COLUMN
 from lakelogic.engines.spark.rules import CATEGORIES_COLUMN, ERRORS_COLUMN, Check, array_sql, message_for
 from lakelogic.plan.sqlutil import quote_ident, sql_string
 from lakelogic.types import Phase
@@ -71,6 +75,9 @@ class Fanout:
     run_id: str
     quarantined_at: object
     carrier: str | None = None
+    # The quarantine rows of the unparseable records (in the quarantine's columns), written apart from
+    # the staged rows and only when the source observation counted some.
+    malformed: DataFrame | None = None
     ran: bool = False
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -204,6 +211,8 @@ class FanoutOutputs:
         self.fanout.ran = True
         values = observations.collect_one(FANOUT_LABEL)
         self.fanout.counts = {k: int(values.get(k) or 0) for k in ("rows", "bad", "pre_again", "post_again")}
+        if self.fanout.malformed is not None:
+            self.fanout.counts["malformed"] = int(observations.value("source", MALFORMED_ROWS) or 0)
         fs, good_dir = self.good.filesystem(self.good_dir)
         if not fs.exists(good_dir):  # no good rows: the output is still a (empty) dataset with its schema
             self.spark.createDataFrame([], self.fanout.good_schema).write.mode("overwrite").parquet(
@@ -221,13 +230,16 @@ class FanoutOutputs:
         if fan.carrier is not None:
             if fan.counts.get("bad", 0) > 0:
                 parts.append(self._rebuilt())
-            return parts[0] if parts else self.spark.createDataFrame([], fan.bad_schema)
-        if fan.counts.get("bad", 0) - fan.counts.get("pre_again", 0) - fan.counts.get("post_again", 0) > 0:
-            parts.append(self._rebuilt())
-        if fan.counts.get("pre_again", 0) > 0:
-            parts.append(reevaluate("pre"))
-        if fan.counts.get("post_again", 0) > 0:
-            parts.append(reevaluate("post"))
+        else:
+            again = fan.counts.get("pre_again", 0) + fan.counts.get("post_again", 0)
+            if fan.counts.get("bad", 0) - again > 0:
+                parts.append(self._rebuilt())
+            if fan.counts.get("pre_again", 0) > 0:
+                parts.append(reevaluate("pre"))
+            if fan.counts.get("post_again", 0) > 0:
+                parts.append(reevaluate("post"))
+        if fan.malformed is not None and fan.counts.get("malformed", 0) > 0:
+            parts.append(fan.malformed)
         if not parts:
             return self.spark.createDataFrame([], fan.bad_schema)
         names = [f.name for f in fan.bad_schema.fields]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.counting import Observations
@@ -34,6 +34,18 @@ class QuarantineParts:
 def has_malformed_column(frame: DataFrame) -> bool:
     """True when the reader kept unparseable records in a corrupt-record column."""
     return CORRUPT_COLUMN in frame.columns
+
+
+# The source observation's count of unparseable records: the one-job split knows from it, without a
+# scan of its own, whether the malformed branch has rows to write.
+MALFORMED_ROWS = "malformed_rows"
+
+
+def source_metrics(frame: DataFrame) -> dict[str, Column]:
+    """Extra metrics of the source observation: the unparseable records, when the reader keeps them."""
+    if CORRUPT_COLUMN not in frame.columns:
+        return {}
+    return {MALFORMED_ROWS: F.expr(f"count_if({quote_ident(CORRUPT_COLUMN)} IS NOT NULL)")}
 
 
 def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataFrame, DataFrame | None]:
@@ -85,13 +97,16 @@ def assemble_quarantine(
     quarantined_at: datetime,
     include_reason: bool,
     model_fields: Sequence[str] = (),
+    only_malformed: bool = False,
 ) -> DataFrame:
+    """The quarantine frame of ``parts`` (``only_malformed``: of its malformed records alone, in the
+    columns the whole frame would have: the one-job split writes them apart from the rows it rebuilds)."""
     frames = []
     if parts.malformed is not None:
         frames.append(_malformed_rows(parts.malformed, parts.pre, include_reason=include_reason))
-    frames.append(parts.pre)
+    frames.append(parts.pre.limit(0) if only_malformed else parts.pre)
     if parts.post is not None:
-        frames.append(parts.post)
+        frames.append(parts.post.limit(0) if only_malformed else parts.post)
     bad = frames[0]
     for other in frames[1:]:
         bad = bad.unionByName(other, allowMissingColumns=True)

@@ -46,7 +46,8 @@ def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
     obs = ev.observations
     if ev.fanout is not None and ev.fanout.ran:  # one job wrote both outputs: one observation
         rows, bad = ev.fanout.counts["rows"], ev.fanout.counts["bad"]
-        counts = Counts(source=obs.rows("source"), good=rows - bad, quarantined=bad)
+        malformed = ev.fanout.counts.get("malformed", 0)  # never staged: the source counted them
+        counts = Counts(source=obs.rows("source"), good=rows - bad, quarantined=bad + malformed)
     else:
         counts = Counts(source=obs.rows("source"), good=obs.rows("good"), quarantined=obs.rows("quarantined"))
     for point in ev.row_effects:
@@ -69,6 +70,15 @@ def fill_counts(report: RunReport, ev: Evaluation, plan: Any) -> None:
     report.rules = rule_results(ev, plan)
 
 
+def _malformed_rows(ev: Evaluation) -> int:
+    """The unparseable records: counted by the source observation under the one-job split (its
+    malformed branch runs only when there are some), else by the branch's own observation."""
+    if ev.fanout is not None and ev.fanout.ran and "malformed" in ev.fanout.counts:
+        return ev.fanout.counts["malformed"]
+    assert ev.malformed_label is not None
+    return ev.observations.rows(ev.malformed_label)
+
+
 def rule_results(ev: Evaluation, plan: Any) -> list[RuleResult]:
     """One entry per rule name (schema checks included), failures summed over phases (e.g. ``<f>_type``)."""
     obs = ev.observations
@@ -81,7 +91,7 @@ def rule_results(ev: Evaluation, plan: Any) -> list[RuleResult]:
             phase="pre",
             origin="schema",
             sql="record parses",
-            failed=obs.rows(ev.malformed_label),
+            failed=_malformed_rows(ev),
         )
     for label, checks in ev.checks.items():
         values = obs.collect_one(label)
