@@ -37,3 +37,5 @@ class SparkRunContext:
     source_window_state: Any = None
     # the pipeline run's reference cache (lakelogic.engines.spark.link_cache), None when not caching
     link_cache: Any = None
+    # The file manifest of a `manifest` watermark strategy (lakelogic.sources.manifest), None otherwise.
+    manifest: Any = None

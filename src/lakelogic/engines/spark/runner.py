@@ -286,6 +286,7 @@ def _run(
         ctx.source_window = _standalone_window(spark, contract, plan, as_of, request, report)
     else:
         ctx.source_window = _caller_window(spark, plan, ctx.source_window)
+    ctx.manifest = _file_manifest(spark, plan, ctx, request)
     contract_dict = contract.model_dump(mode="json") if hasattr(contract, "model_dump") else None
     # A materialized run without output_good stages its good rows in a scratch space, so the one-job
     # split serves the table writes and the dataset rules as it serves file outputs.
@@ -362,6 +363,7 @@ def _run(
     if request.materialize:
         progress.step = "write_target"  # materialize times its target and quarantine writes itself
         report.materialization = _materialize(spark, contract, plan, frames, report, request)
+        _record_manifest(spark, ctx, report, executor.files_read)
     # step 15 before the publish: the staged files still serve the good rows of an unmaterialized run
     _service_levels(spark, contract, plan, report, request, frames.good, as_of, progress)
     progress.step = "publish"
@@ -376,6 +378,32 @@ def _run(
                 ctx.source_window_state.decision.row_window is not None
             )
             _post_ingestion(report, cleanups[0], executor.files_read, request.run_id, rows_windowed=windowed)
+
+
+def _file_manifest(spark: SparkSession, plan: Any, ctx: SparkRunContext, request: RunRequest) -> Any:
+    """The manifest of a `manifest` watermark strategy (§3.4), for a run reading the contract's source."""
+    from lakelogic.engines.spark.manifest_store import load_manifest, uses_manifest
+    from lakelogic.plan.steps import ReadSource
+
+    steps = plan.of_kind(ReadSource)
+    if request.source is not None or not steps or not uses_manifest(steps[0]):
+        return None
+    return load_manifest(spark, steps[0], contract_name=plan.contract_name, contract_dir=ctx.contract_dir)
+
+
+def _record_manifest(spark: SparkSession, ctx: SparkRunContext, report: RunReport, files: list[str]) -> None:
+    """§3.4: once the target holds the run's rows, the manifest lists the files they came from. Files whose
+    rows a row window cut (a reprocess or watermark window) are not listed: their other rows are not in the
+    target, and listing them would keep later runs from reading those."""
+    from lakelogic.engines.spark.manifest_store import save_manifest
+
+    written = report.materialization
+    state = ctx.source_window_state
+    if ctx.manifest is None or written is None or not (written.committed or written.already_committed):
+        return
+    if not files or (state is not None and state.decision.row_window is not None):
+        return
+    save_manifest(spark, ctx.manifest.with_files(files), datetime.now(UTC))
 
 
 def _service_levels(

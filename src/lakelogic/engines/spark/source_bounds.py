@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from lakelogic.errors import LakeLogicError, PlanError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
+from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import watermark_value
 from lakelogic.sources.windows import ReadWindow
 
@@ -72,6 +73,8 @@ def standalone_window(
     elif strategy == "max_target":
         start, instant = _max_target(spark, contract, step, target)
         exclusive = start is not None and instant and not lookback and not _absorbs_rereads(contract)
+    elif strategy == MANIFEST_STRATEGY:  # the source reader selects the files the manifest lacks
+        return ReadWindow("incremental", None, as_of, reason=MANIFEST_STRATEGY)
     else:
         return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
     if lookback and strategy != "lookback" and start is not None:

@@ -18,6 +18,7 @@ from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.date_folders import in_date_folders
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
+from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import BY_DATE_COLUMN, WINDOW_NOT_APPLICABLE, WindowDecision, decide
 from lakelogic.types import LogicalType
@@ -178,6 +179,14 @@ def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) 
             files = in_date_folders(files, root, partition, ctx.as_of.date())
         if window is None:
             return files
+        if ctx.manifest is not None and not window.explicit:
+            # §3.4 `manifest`: the files the manifest does not list yet, whenever they landed
+            chosen = ctx.manifest.unprocessed(files)
+            decision = WindowDecision(
+                chosen, basis=MANIFEST_STRATEGY, applied=True, skipped_files=len(files) - len(chosen)
+            )
+            ctx.source_window_state = SourceWindowState(window, decision)
+            return chosen
         decision = decide(
             files,
             window,

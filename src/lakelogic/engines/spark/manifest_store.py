@@ -1,0 +1,83 @@
+"""Loading and saving a ``manifest`` strategy's file manifest (SEMANTICS §3.4; lakelogic.sources.manifest):
+local manifests with an atomic file replace, remote ones through Spark's Hadoop file system."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from py4j.protocol import Py4JJavaError
+from pyspark.sql import SparkSession
+
+from lakelogic.errors import SourceError
+from lakelogic.plan.steps import ReadSource
+from lakelogic.sources.manifest import (
+    MANIFEST_STRATEGY,
+    FileManifest,
+    is_remote,
+    manifest_location,
+    parse_manifest,
+    read_local,
+    write_local,
+)
+
+_FILE_SOURCES = {"landing", "sftp", "file", "files"}
+_INCREMENTAL = ("incremental", "cdc")
+
+
+def uses_manifest(step: ReadSource | None) -> bool:
+    """An incremental file source whose watermark strategy is ``manifest``."""
+    return (
+        step is not None
+        and step.source_type.lower() in _FILE_SOURCES
+        and step.load_mode.lower() in _INCREMENTAL
+        and str(step.settings.get("watermark_strategy") or "").lower() == MANIFEST_STRATEGY
+    )
+
+
+def _home(contract_dir: Path | None) -> Path:
+    configured = os.environ.get("LAKELOGIC_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    from lakelogic.runlog.store import find_project_root
+
+    return find_project_root(contract_dir) / ".lakelogic"
+
+
+def load_manifest(
+    spark: SparkSession, step: ReadSource, *, contract_name: str, contract_dir: Path | None
+) -> FileManifest:
+    declared = step.settings.get("manifest_path")
+    location = manifest_location(
+        str(declared) if declared else None,
+        contract_name=contract_name,
+        contract_dir=contract_dir,
+        home=_home(contract_dir),
+    )
+    if not is_remote(location):
+        return read_local(location)
+    fs = _filesystem(spark, location)
+    if not fs.exists(location):
+        return FileManifest(location)
+    return parse_manifest(location, fs.read_text(location))
+
+
+def save_manifest(spark: SparkSession, manifest: FileManifest, now: datetime) -> None:
+    try:
+        if not is_remote(manifest.location):
+            write_local(manifest, now)
+            return
+        _filesystem(spark, manifest.location).write_text(manifest.location, manifest.to_json(now))
+    except (OSError, Py4JJavaError) as exc:
+        raise SourceError(
+            f"the run committed, but its manifest {manifest.location} could not be written: {exc}",
+            hint="the next run reads this run's files again unless the manifest lists them",
+        ) from exc
+
+
+def _filesystem(spark: SparkSession, location: str) -> Any:
+    from lakelogic.tables.spark_fs import HadoopFS
+
+    return HadoopFS(spark, location.rsplit("/", 1)[0])
