@@ -10,6 +10,7 @@ re-running the pre phase for each branch.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -77,8 +78,15 @@ class MarkedFrame:
         ]
 
     def bad(self) -> DataFrame:
-        where = MARK_COLUMN if self.bad_filter is None else f"{MARK_COLUMN} AND ({self.bad_filter})"
-        return self.frame.where(where).select(
+        frame, where = self.frame, MARK_COLUMN
+        if self.bad_filter is not None:
+            # A re-evaluation's chain has no observation points, and Spark pushes a filter through every
+            # projection by inlining the columns it reads: the flags of a post re-cast, inlined into the
+            # casts they read, grew the plan exponentially (millions of characters, then out of memory).
+            # An observation is a node no filter is pushed through.
+            frame = frame.observe(f"ll_barrier_{uuid.uuid4().hex}", F.count(F.lit(1)).alias("rows"))
+            where = f"{MARK_COLUMN} AND ({self.bad_filter})"
+        return frame.where(where).select(
             *self._kept_columns(), F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN)
         )
 

@@ -638,6 +638,9 @@ def _reevaluate(executor: PlanExecutor, ev: Evaluation, subset: str) -> DataFram
         executor.plan, ctx, persist=None, contract_dict=executor.contract_dict, subset=subset
     ).evaluate(ev.source_frame)
     ctx.warnings[:], ctx.pending_warnings[:] = warnings, pending
+    # released with the run's own frames: a cached re-evaluation left behind would serve its rows to a
+    # later run over the same files
+    ev.persisted.extend(again.persisted)
     if again.bad is None:
         raise EngineError(f"internal: re-evaluating the {subset!r} quarantine subset read nothing")
     return again.bad
