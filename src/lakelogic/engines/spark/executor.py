@@ -60,7 +60,7 @@ from lakelogic.engines.spark.quarantine import (
     source_metrics,
 )
 from lakelogic.engines.spark.rules import HIDDEN_PREFIX, Check, PhaseResult, evaluate_checks, rule_fail_sql
-from lakelogic.engines.spark.sources_read import SourceOutcome, read_plan_source
+from lakelogic.engines.spark.sources_read import SourceOutcome, pending_date_filter, read_plan_source
 from lakelogic.engines.step_clock import StepClock
 from lakelogic.errors import EngineError, PlanError
 from lakelogic.plan.steps import (
@@ -225,6 +225,9 @@ class PlanExecutor:
         with self.clock.stage("pre_transform"):
             pre_ops = [t for t in transforms if t.phase == Phase.PRE]
             frame = self._apply_ops(pre_ops, frame, pre_checks, formats)
+            in_window = pending_date_filter(self.ctx, {c for t in pre_ops for c in t.adds})
+            if in_window is not None:  # a window's date column that a pre transformation made
+                frame = self._counted(frame, "filter", "window", in_window)
 
         enforce_step: EnforceSchema | None = self._one(EnforceSchema)
         if enforce_step is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,7 +229,8 @@ def _windowed(
     rows = state.decision.row_window
     by_date = state.decision.basis == BY_DATE_COLUMN
     if frame is not None and rows is not None and by_date and rows.field not in frame.columns:
-        state = ctx.source_window_state = _date_column_missing(ctx, state, rows.field)
+        # a pre transformation may make the column: the executor filters there (pending_date_window)
+        ctx.pending_date_window = (step, model_types)
         rows = None
     if frame is not None and rows is not None:
         typed = _date_value(frame, step, rows.field, model_types) if by_date else None
@@ -270,10 +271,34 @@ def _by_date(step: ReadSource, window: Any, dated: str | None) -> bool:
     return decision.basis == BY_DATE_COLUMN
 
 
+def pending_date_filter(ctx: SparkRunContext, made: set[str]) -> Callable[[DataFrame], DataFrame] | None:
+    """The row filter of a window whose date column the source lacked, for the frame after the pre
+    transformations (which made the columns in ``made``); None when there is nothing to filter there.
+
+    Asked right after the pre transformations: a column they make windows the rows there, before
+    any cast or rule sees them (the rows outside are counted as filtered); otherwise the window does not
+    apply, and the report says so (a reprocess write still refuses rows outside its window)."""
+    pending = ctx.pending_date_window  # kept: a re-evaluation of some rows filters them again
+    state: SourceWindowState | None = ctx.source_window_state
+    if pending is None or state is None or state.decision.row_window is None:
+        return None
+    rows = state.decision.row_window
+    if rows.field not in made:
+        ctx.pending_date_window = None
+        ctx.source_window_state = _date_column_missing(ctx, state, rows.field)
+        return None
+    step, model_types = pending
+
+    def window(frame: DataFrame) -> DataFrame:
+        return filter_rows(frame, rows, value=_date_value(frame, step, rows.field, model_types))
+
+    return window
+
+
 def _date_column_missing(ctx: SparkRunContext, state: SourceWindowState, column: str) -> SourceWindowState:
-    """The date column is not read from the source (a transformation makes it): the rows cannot be
-    windowed at the read, so the window does not apply; a reprocess write still refuses rows outside
-    its window (tables.spark_write)."""
+    """The date column is neither read from the source nor made by a pre transformation: the rows cannot
+    be windowed, so the window does not apply; a reprocess write still refuses rows outside its window
+    (tables.spark_write)."""
     ctx.warnings.append(
         f"window {state.window.label}: the date column {column!r} is not a source column, so the read "
         "was not limited to the window"
