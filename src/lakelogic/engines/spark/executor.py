@@ -48,7 +48,7 @@ from lakelogic.engines.spark.fanout import (
 from lakelogic.engines.spark.flatten import flatten_nested
 from lakelogic.engines.spark.lineage import add_lineage, lineage_values, preserve_upstream
 from lakelogic.engines.spark.links import load_links
-from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark
+from lakelogic.engines.spark.marking import MarkedFrame, can_mark, gate_post_checks, mark, pushdown_barrier
 from lakelogic.engines.spark.masking import mask_frame
 from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW
 from lakelogic.engines.spark.probes import attach_probes
@@ -244,7 +244,8 @@ class PlanExecutor:
         rules = self._rules(Phase.PRE)
         if self.subset == "pre":
             # Right after the casts: the rest of the contract runs on these rows only.
-            frame = frame.where(_any_quoting([*pre_checks, *enforced.checks], split.include_error_reason))
+            quoted = _any_quoting([*pre_checks, *enforced.checks], split.include_error_reason)
+            frame = pushdown_barrier(frame).where(quoted)
         post_ops = [t for t in transforms if t.phase == Phase.POST]
         with self.clock.stage("pre_quality"):
             frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)

@@ -45,6 +45,16 @@ def can_mark(post_ops: Sequence[Transform], columns: Sequence[str]) -> bool:
     return True
 
 
+def pushdown_barrier(frame: DataFrame) -> DataFrame:
+    """``frame`` under a node no filter is pushed through (an observation nobody reads).
+
+    A re-evaluation's chain has no observation points, and Spark pushes a filter through every projection
+    by inlining the columns it reads: the flags of a post re-cast, inlined into the casts they read, grew
+    the plan exponentially (millions of characters, then out of memory), and the pre flags inlined into
+    the scan's filter made its generated code too large to compile."""
+    return frame.observe(f"ll_barrier_{uuid.uuid4().hex}", F.count(F.lit(1)).alias("rows"))
+
+
 def gate_post_checks(checks: Sequence[Check], pre_bad_flag: str) -> list[Check]:
     """Post checks apply only to rows that passed the pre phase."""
     return [replace(c, fail_sql=f"(NOT {pre_bad_flag} AND {c.fail_sql})") for c in checks]
@@ -80,11 +90,7 @@ class MarkedFrame:
     def bad(self) -> DataFrame:
         frame, where = self.frame, MARK_COLUMN
         if self.bad_filter is not None:
-            # A re-evaluation's chain has no observation points, and Spark pushes a filter through every
-            # projection by inlining the columns it reads: the flags of a post re-cast, inlined into the
-            # casts they read, grew the plan exponentially (millions of characters, then out of memory).
-            # An observation is a node no filter is pushed through.
-            frame = frame.observe(f"ll_barrier_{uuid.uuid4().hex}", F.count(F.lit(1)).alias("rows"))
+            frame = pushdown_barrier(frame)
             where = f"{MARK_COLUMN} AND ({self.bad_filter})"
         return frame.where(where).select(
             *self._kept_columns(), F.col(ERRORS_COLUMN), F.col(CATEGORIES_COLUMN)
