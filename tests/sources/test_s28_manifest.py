@@ -43,6 +43,8 @@ def test_the_manifest_round_trips_and_a_bad_one_names_its_location(tmp_path: Pat
         parse_manifest("m.json", "{not json")
     with pytest.raises(SourceError, match="'processed' must be a list"):
         parse_manifest("m.json", '{"processed": "a.csv"}')
+    with pytest.raises(SourceError, match="not valid JSON"):  # empty is no manifest, not "nothing read"
+        parse_manifest("m.json", "")
 
 
 def test_the_default_location_is_under_the_lakelogic_home(tmp_path: Path) -> None:
@@ -144,3 +146,58 @@ def test_a_backfill_window_selects_by_name_date_and_lists_what_it_committed(
     incremental = DataProcessor(doc, spark=spark).run(materialize=True)
     assert incremental.report.counts.source == 1  # only the 2nd day's file
     assert sorted(r["id"] for r in spark.read.parquet(str(target)).collect()) == [1, 2]
+
+
+@pytest.mark.spark
+def test_contracts_sharing_a_manifest_keep_each_others_files(spark: Any, tmp_path: Path) -> None:
+    """Each save re-reads the manifest under a lock: two driver threads never drop each other's files."""
+    import threading
+
+    from lakelogic.engines.spark.manifest_store import save_manifest
+
+    location = str(tmp_path / "shared.json")
+    now = datetime.now(UTC)
+    threads = [
+        threading.Thread(target=save_manifest, args=(spark, location, [str(tmp_path / f"{n}.csv")], now))
+        for n in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(read_local(location).processed) == 8
+
+
+@pytest.mark.spark
+def test_a_re_run_that_was_already_committed_lists_no_files(spark: Any, tmp_path: Path) -> None:
+    """The earlier commit never saw a file that landed since: listing it would lose its rows (review)."""
+    from lakelogic.api import DataProcessor
+    from lakelogic.sources.windows import ReadWindow
+
+    landing, target, manifest = tmp_path / "landing", tmp_path / "target", tmp_path / "m.json"
+    now = datetime.now(UTC) - timedelta(minutes=5)
+    _land(landing, "o_2026-01-01.csv", "1,2026-01-01\n", now)
+    doc = _contract(landing, target, manifest)
+    window = ReadWindow(
+        "backfill_20260101", datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)
+    )
+    assert DataProcessor(doc, spark=spark).run(materialize=True, window=window).report.error is None
+    _land(landing, "o_2026-01-01_late.csv", "2,2026-01-01\n", now)
+    again = DataProcessor(doc, spark=spark).run(materialize=True, window=window).report
+    assert again.materialization is not None and again.materialization.already_committed
+    assert json.loads(manifest.read_text())["processed"] == [str(landing / "o_2026-01-01.csv")]
+    later = DataProcessor(doc, spark=spark).run(materialize=True).report
+    assert later.counts.source == 1
+    assert sorted(r["id"] for r in spark.read.parquet(str(target)).collect()) == [1, 2]
+
+
+@pytest.mark.spark
+def test_a_file_newer_than_the_runs_start_is_left_to_the_next_run(spark: Any, tmp_path: Path) -> None:
+    from lakelogic.api import DataProcessor
+
+    landing, target, manifest = tmp_path / "landing", tmp_path / "target", tmp_path / "m.json"
+    _land(landing, "a.csv", "1,2026-01-01\n", datetime.now(UTC) - timedelta(hours=1))
+    _land(landing, "b.csv", "2,2026-01-01\n", datetime.now(UTC) + timedelta(hours=1))  # still being written
+    report = DataProcessor(_contract(landing, target, manifest), spark=spark).run(materialize=True).report
+    assert report.counts.source == 1
+    assert json.loads(manifest.read_text())["processed"] == [str(landing / "a.csv")]

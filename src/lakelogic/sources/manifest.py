@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,6 +20,8 @@ from pathlib import Path
 from lakelogic.errors import SourceError
 
 MANIFEST_STRATEGY = "manifest"
+# Where a manifest is not a local file (Databricks' `dbfs:/` has a single slash).
+REMOTE_PREFIXES = ("dbfs:/",)
 MANIFESTS_FOLDER = "manifests"
 
 
@@ -53,7 +56,8 @@ class FileManifest:
 def parse_manifest(location: str, text: str) -> FileManifest:
     """The manifest stored at ``location``; a document of another shape is an error naming it."""
     try:
-        document = json.loads(text) if text.strip() else {}
+        # an empty file is no manifest: reading it as "nothing processed" would read every file again
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(
             f"manifest {location} is not valid JSON: {exc}",
@@ -74,7 +78,7 @@ def manifest_location(
     """``source.manifest_path`` (relative to the contract's folder), else ``<home>/manifests/<contract>.json``
     (``home``: ``LAKELOGIC_HOME``, else the project's ``.lakelogic``)."""
     if declared:
-        if "://" in declared or declared.startswith("file:") or os.path.isabs(declared):
+        if is_remote(declared) or declared.startswith("file:") or os.path.isabs(declared):
             return declared
         return str((contract_dir or Path.cwd()) / declared)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in contract_name) or "contract"
@@ -82,7 +86,7 @@ def manifest_location(
 
 
 def is_remote(location: str) -> bool:
-    return "://" in location and not location.startswith("file:")
+    return location.startswith(REMOTE_PREFIXES) or ("://" in location and not location.startswith("file:"))
 
 
 def read_local(location: str) -> FileManifest:
@@ -94,9 +98,18 @@ def read_local(location: str) -> FileManifest:
 
 
 def write_local(manifest: FileManifest, now: datetime) -> None:
-    """Replace the local manifest atomically: a crash leaves the old one or the new one, never neither."""
+    """Replace the local manifest atomically and durably: a crash leaves the old one or the new one."""
     path = Path(normalized(manifest.location))
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(manifest.to_json(now), encoding="utf-8")
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")  # one per writer, threads included
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(manifest.to_json(now))
+        handle.flush()
+        os.fsync(handle.fileno())  # the data is on disk before the rename makes it the manifest
     os.replace(temporary, path)
+
+
+def merged(stored: FileManifest, files: Iterable[str]) -> FileManifest:
+    """What to write: the manifest as stored now (another contract sharing it may have added files since
+    this run loaded it) plus this run's files."""
+    return stored.with_files(files)

@@ -40,5 +40,5 @@ class SparkRunContext:
     # The file manifest of a `manifest` watermark strategy (lakelogic.sources.manifest), None otherwise.
     manifest: Any = None
     # A window's date column the source lacks: (read step, model types) until the pre transformations
-    # have run (engines.spark.sources_read.apply_pending_date_window).
+    # have run (engines.spark.sources_read.pending_date_filter).
     pending_date_window: Any = None

@@ -4,6 +4,7 @@ local manifests with an atomic file replace, remote ones through Spark's Hadoop 
 from __future__ import annotations
 
 import os
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,14 @@ from lakelogic.sources.manifest import (
     FileManifest,
     is_remote,
     manifest_location,
+    merged,
     parse_manifest,
     read_local,
     write_local,
 )
 
 _FILE_SOURCES = {"landing", "sftp", "file", "files"}
+_LOCKS: dict[str, threading.Lock] = {}
 _INCREMENTAL = ("incremental", "cdc")
 
 
@@ -56,23 +59,37 @@ def load_manifest(
         contract_dir=contract_dir,
         home=_home(contract_dir),
     )
+    return _read(spark, location)
+
+
+def _read(spark: SparkSession, location: str) -> FileManifest:
     if not is_remote(location):
         return read_local(location)
     fs = _filesystem(spark, location)
     if not fs.exists(location):
+        # the file system's replace is delete + rename: a crash between them leaves only the new text
+        leftover = f"{location}.tmp"
+        if fs.exists(leftover):
+            return parse_manifest(location, fs.read_text(leftover))
         return FileManifest(location)
     return parse_manifest(location, fs.read_text(location))
 
 
-def save_manifest(spark: SparkSession, manifest: FileManifest, now: datetime) -> None:
+def save_manifest(spark: SparkSession, location: str, files: list[str], now: datetime) -> None:
+    """Add ``files`` to the manifest at ``location``: re-read under a lock, merged, replaced. Contracts of
+    one process (the driver's threads) sharing a manifest never drop each other's files; writers in other
+    processes are not coordinated (one manifest per contract avoids them: the default)."""
     try:
-        if not is_remote(manifest.location):
-            write_local(manifest, now)
-            return
-        _filesystem(spark, manifest.location).write_text(manifest.location, manifest.to_json(now))
+        with _LOCKS.setdefault(location, threading.Lock()):
+            stored = _read(spark, location)
+            updated = merged(stored, files)
+            if not is_remote(location):
+                write_local(updated, now)
+                return
+            _filesystem(spark, location).write_text(location, updated.to_json(now))
     except (OSError, Py4JJavaError) as exc:
         raise SourceError(
-            f"the run committed, but its manifest {manifest.location} could not be written: {exc}",
+            f"the run committed, but its manifest {location} could not be written: {exc}",
             hint="the next run reads this run's files again unless the manifest lists them",
         ) from exc
 

@@ -388,22 +388,25 @@ def _file_manifest(spark: SparkSession, plan: Any, ctx: SparkRunContext, request
     steps = plan.of_kind(ReadSource)
     if request.source is not None or not steps or not uses_manifest(steps[0]):
         return None
-    return load_manifest(spark, steps[0], contract_name=plan.contract_name, contract_dir=ctx.contract_dir)
+    # the node id (DRIVER §1: `<layer>.<contract>`): bronze and silver contracts may share a name
+    name = f"{plan.layer}.{plan.contract_name}" if plan.layer else plan.contract_name
+    return load_manifest(spark, steps[0], contract_name=name, contract_dir=ctx.contract_dir)
 
 
 def _record_manifest(spark: SparkSession, ctx: SparkRunContext, report: RunReport, files: list[str]) -> None:
     """§3.4: once the target holds the run's rows, the manifest lists the files they came from. Files whose
     rows a row window cut (a reprocess or watermark window) are not listed: their other rows are not in the
-    target, and listing them would keep later runs from reading those."""
+    target, and listing them would keep later runs from reading those. An ``already_committed`` run wrote
+    nothing: the files it read now may include some the earlier commit never saw, so it lists none."""
     from lakelogic.engines.spark.manifest_store import save_manifest
 
     written = report.materialization
     state = ctx.source_window_state
-    if ctx.manifest is None or written is None or not (written.committed or written.already_committed):
+    if ctx.manifest is None or written is None or not written.committed or written.already_committed:
         return
     if not files or (state is not None and state.decision.row_window is not None):
         return
-    save_manifest(spark, ctx.manifest.with_files(files), datetime.now(UTC))
+    save_manifest(spark, ctx.manifest.location, files, datetime.now(UTC))
 
 
 def _service_levels(

@@ -20,7 +20,13 @@ from lakelogic.sources.date_folders import in_date_folders
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
-from lakelogic.sources.windows import BY_DATE_COLUMN, WINDOW_NOT_APPLICABLE, WindowDecision, decide
+from lakelogic.sources.windows import (
+    BY_DATE_COLUMN,
+    WINDOW_NOT_APPLICABLE,
+    WindowDecision,
+    decide,
+    file_mtime,
+)
 from lakelogic.types import LogicalType
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
@@ -180,8 +186,11 @@ def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) 
         if window is None:
             return files
         if ctx.manifest is not None and not window.explicit:
-            # §3.4 `manifest`: the files the manifest does not list yet, whenever they landed
-            chosen = ctx.manifest.unprocessed(files)
+            # §3.4 `manifest`: the files the manifest does not list yet, whenever they landed, up to the
+            # run's as_of (a file still being written is left to the next run)
+            chosen = [
+                f for f in ctx.manifest.unprocessed(files) if window.end is None or file_mtime(f) < window.end
+            ]
             decision = WindowDecision(
                 chosen, basis=MANIFEST_STRATEGY, applied=True, skipped_files=len(files) - len(chosen)
             )
