@@ -99,7 +99,8 @@ def trim_sql(x: str, side: str = "BOTH") -> str:
 
 
 def _is_blank_text(x: str) -> str:
-    return f"({trim_sql(x)} = '')"
+    # Asked only of the rare values whose cast gave NULL: the guard of trim_sql would only add code.
+    return f"(trim(BOTH {_WHITESPACE_SQL} FROM {x}) = '')"
 
 
 def strict_cast_sql(
@@ -248,7 +249,11 @@ def _to_integer(x: str, source: DataType, kind: str) -> str:
     if isinstance(source, DecimalType):
         return f"CASE WHEN {x} BETWEEN {lo} AND {hi} AND {x} % 1 = 0 THEN CAST({x} AS {spark_type}) END"
     if isinstance(source, StringType):
-        t = trim_sql(x)
+        # The slow path runs only when the fast one gives NULL, so Spark cannot share its repeats of the
+        # trimmed text with the rest of the projection; the guarded trim_sql, copied into each of them,
+        # made four integer columns of a CSV source exceed the JVM's 64 KB method limit (Spark then runs
+        # the stage without whole-stage code generation). A plain trim keeps the copies small.
+        t = f"trim(BOTH {_WHITESPACE_SQL} FROM {x})"
         # Fast path: plain integer text. Spark's text->int cast would truncate "3.5", so text with a
         # decimal point (or an exponent, which it rejects) takes the checked path below.
         fast = f"CASE WHEN NOT contains({x}, '.') THEN try_cast({x} AS {spark_type}) END"
