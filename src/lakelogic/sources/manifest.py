@@ -75,8 +75,9 @@ def parse_manifest(location: str, text: str) -> FileManifest:
 def manifest_location(
     declared: str | None, *, contract_name: str, contract_dir: Path | None, home: Path
 ) -> str:
-    """``source.manifest_path`` (relative to the contract's folder), else ``<home>/manifests/<contract>.json``
-    (``home``: ``LAKELOGIC_HOME``, else the project's ``.lakelogic``)."""
+    """``source.manifest_path`` (relative to the contract's folder), else ``<home>/manifests/<name>.json``
+    (``home``: ``LAKELOGIC_HOME``, else the project's ``.lakelogic``; ``contract_name``: the node id,
+    ``<layer>.<contract>``, which the file name spells with other characters replaced by ``_``)."""
     if declared:
         if is_remote(declared) or declared.startswith("file:") or os.path.isabs(declared):
             return declared
