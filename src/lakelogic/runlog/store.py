@@ -51,14 +51,18 @@ def find_project_root(start: Path | None = None) -> Path:
     return here
 
 
+def lakelogic_home(start: Path | None = None) -> Path:
+    """``$LAKELOGIC_HOME``, else the project's ``.lakelogic`` folder (project root found from ``start``)."""
+    home = os.environ.get("LAKELOGIC_HOME")
+    return Path(home).expanduser() if home else find_project_root(start) / ".lakelogic"
+
+
 def default_database_path(start: Path | None = None) -> Path:
     """``$LAKELOGIC_RUNLOG`` (a file), else ``$LAKELOGIC_HOME/lakelogic.duckdb``, else ``.lakelogic/``."""
     explicit = os.environ.get("LAKELOGIC_RUNLOG")
     if explicit:
         return Path(explicit).expanduser()
-    home = os.environ.get("LAKELOGIC_HOME")
-    folder = Path(home).expanduser() if home else find_project_root(start) / ".lakelogic"
-    return folder / DEFAULT_FILE
+    return lakelogic_home(start) / DEFAULT_FILE
 
 
 def is_table_name(name: str) -> bool:

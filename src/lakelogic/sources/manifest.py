@@ -108,9 +108,3 @@ def write_local(manifest: FileManifest, now: datetime) -> None:
         handle.flush()
         os.fsync(handle.fileno())  # the data is on disk before the rename makes it the manifest
     os.replace(temporary, path)
-
-
-def merged(stored: FileManifest, files: Iterable[str]) -> FileManifest:
-    """What to write: the manifest as stored now (another contract sharing it may have added files since
-    this run loaded it) plus this run's files."""
-    return stored.with_files(files)

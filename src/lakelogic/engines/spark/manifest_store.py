@@ -3,7 +3,6 @@ local manifests with an atomic file replace, remote ones through Spark's Hadoop 
 
 from __future__ import annotations
 
-import os
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -14,20 +13,20 @@ from pyspark.sql import SparkSession
 
 from lakelogic.errors import SourceError
 from lakelogic.plan.steps import ReadSource
+from lakelogic.runlog.store import lakelogic_home
 from lakelogic.sources.manifest import (
     MANIFEST_STRATEGY,
     FileManifest,
     is_remote,
     manifest_location,
-    merged,
     parse_manifest,
     read_local,
     write_local,
 )
+from lakelogic.sources.windows import INCREMENTAL_MODES
 
 _FILE_SOURCES = {"landing", "sftp", "file", "files"}
 _LOCKS: dict[str, threading.Lock] = {}
-_INCREMENTAL = ("incremental", "cdc")
 
 
 def uses_manifest(step: ReadSource | None) -> bool:
@@ -35,18 +34,9 @@ def uses_manifest(step: ReadSource | None) -> bool:
     return (
         step is not None
         and step.source_type.lower() in _FILE_SOURCES
-        and step.load_mode.lower() in _INCREMENTAL
+        and step.load_mode.lower() in INCREMENTAL_MODES
         and str(step.settings.get("watermark_strategy") or "").lower() == MANIFEST_STRATEGY
     )
-
-
-def _home(contract_dir: Path | None) -> Path:
-    configured = os.environ.get("LAKELOGIC_HOME")
-    if configured:
-        return Path(configured).expanduser()
-    from lakelogic.runlog.store import find_project_root
-
-    return find_project_root(contract_dir) / ".lakelogic"
 
 
 def load_manifest(
@@ -57,7 +47,7 @@ def load_manifest(
         str(declared) if declared else None,
         contract_name=contract_name,
         contract_dir=contract_dir,
-        home=_home(contract_dir),
+        home=lakelogic_home(contract_dir),
     )
     return _read(spark, location)
 
@@ -82,7 +72,7 @@ def save_manifest(spark: SparkSession, location: str, files: list[str], now: dat
     try:
         with _LOCKS.setdefault(location, threading.Lock()):
             stored = _read(spark, location)
-            updated = merged(stored, files)
+            updated = stored.with_files(files)  # what another contract added since stays
             if not is_remote(location):
                 write_local(updated, now)
                 return
