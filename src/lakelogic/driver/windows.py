@@ -18,6 +18,10 @@ class Window:
     end: datetime | None
     reason: str | None = None
     run_mode: str = "normal"  # normal | backfill | reprocess
+    # the last success's stored cursor (run log watermark field and value), for strategies that keep
+    # their own (delta_version)
+    cursor_field: str | None = None
+    cursor: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,7 +96,14 @@ def resolve_window(
     row = store.last_success(contract) if store.exists() else None
     if row is None or row.get("window_end") is None:
         return Window("full", None, as_of, "no_previous_success")
-    return Window("incremental", _as_utc(row["window_end"]), as_of, "last_success")
+    return Window(
+        "incremental",
+        _as_utc(row["window_end"]),
+        as_of,
+        "last_success",
+        cursor_field=row.get("watermark_field"),
+        cursor=row.get("watermark_value"),
+    )
 
 
 def not_past(window: Window, as_of: datetime) -> Window:

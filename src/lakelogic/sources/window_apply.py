@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lakelogic.errors import SourceError
 from lakelogic.report import RunReport
 from lakelogic.sources.columns import CORRUPT_COLUMN
+from lakelogic.sources.delta import DELTA_VERSION_FIELD
 from lakelogic.sources.windows import ReadWindow, RowWindow, WindowDecision
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class SourceWindowState:
     window: ReadWindow
     decision: WindowDecision
     watermark: Observation | None = None
+    # a delta_version read (SEMANTICS §3.4): the stored version and the version read up to
+    versions: tuple[int | None, int] | None = None
 
     def fill_report(self, report: RunReport) -> None:
         """``report.window.reason`` and ``report.watermark.field/previous`` (known before any action).
@@ -44,9 +47,15 @@ class SourceWindowState:
         if rows is not None:
             report.watermark.field = rows.field
             report.watermark.previous = rows.start
+        if self.versions is not None:  # a run that reads nothing leaves the cursor where it was (§3.3)
+            report.watermark.field = DELTA_VERSION_FIELD
+            report.watermark.previous = report.watermark.current = self.versions[0]
 
     def fill_current(self, report: RunReport) -> None:
         """``report.watermark.current``; call only after the run's actions have executed."""
+        if self.versions is not None:
+            report.watermark.current = self.versions[1]
+            return
         if self.watermark is None:
             return
         report.watermark.current = _observed_max(self.watermark)

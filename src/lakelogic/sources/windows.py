@@ -52,6 +52,10 @@ class ReadWindow:
     end: datetime | None = None
     reason: str | None = None
     start_exclusive: bool = False
+    # The cursor the previous successful run stored (run log ``watermark_field``/``watermark_value``), for
+    # strategies whose cursor is no timestamp (``delta_version``: a table version).
+    cursor_field: str | None = None
+    cursor: str | None = None
 
     @property
     def explicit(self) -> bool:
@@ -83,6 +87,8 @@ class ReadWindow:
             start=_utc(get("start")),
             end=_utc(get("end")),
             reason=get("reason"),
+            cursor_field=get("cursor_field"),
+            cursor=get("cursor"),
         )
 
     def bounds(self) -> tuple[datetime | None, datetime | None]:

@@ -10,8 +10,11 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
   does a date (or ``YYYYMMDD``) watermark, whose maximum day may still receive rows;
 * ``lookback``: ``as_of - lookback`` (default 7 days);
 * ``date_range``: ``[from_date, to_date + 1 day)``;
-* ``pipeline_log``, ``manifest``, ``delta_version``: not computed by a standalone run (full read, with
-  the reason ``strategy_needs_driver``); the driver supplies their windows.
+* ``manifest``: the files the manifest does not list (the source reader selects them);
+* ``delta_version``: the commits after the version the last successful run read up to (its run-log
+  cursor; the source reader selects their files);
+* ``pipeline_log``: not computed by a standalone run (full read, with the reason
+  ``strategy_needs_driver``); the driver supplies its window.
 
 ``lookback`` beside another strategy moves its lower bound back by that duration; the moved bound is
 inclusive (the rows read again are late rows that merge/SCD2 absorb).
@@ -29,6 +32,7 @@ from pyspark.sql import functions as F
 from lakelogic.errors import LakeLogicError, PlanError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
+from lakelogic.sources.delta import DELTA_VERSION_STRATEGY
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import watermark_value
 from lakelogic.sources.windows import ReadWindow
@@ -56,6 +60,24 @@ def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWind
     return replace(window, start=minus_duration(spark, window.start, lookback), start_exclusive=False)
 
 
+def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
+    """The cursor of the contract's last successful run, from the run log ``lakelogic run`` records it to
+    (the driver passes the one of its own run log with its window)."""
+    from lakelogic.runlog import store_for_contract
+
+    store = store_for_contract(contract)
+    name = str(getattr(contract, "contract_name", "contract"))
+    row = store.last_success(name) if store.exists() else None
+    return ReadWindow(
+        "incremental",
+        None,
+        as_of,
+        reason=DELTA_VERSION_STRATEGY,
+        cursor_field=row.get("watermark_field") if row else None,
+        cursor=row.get("watermark_value") if row else None,
+    )
+
+
 def standalone_window(
     spark: SparkSession, contract: Any, step: ReadSource | None, as_of: datetime, *, target: str | None
 ) -> ReadWindow | None:
@@ -75,6 +97,8 @@ def standalone_window(
         exclusive = start is not None and instant and not lookback and not _absorbs_rereads(contract)
     elif strategy == MANIFEST_STRATEGY:  # the source reader selects the files the manifest lacks
         return ReadWindow("incremental", None, as_of, reason=MANIFEST_STRATEGY)
+    elif strategy == DELTA_VERSION_STRATEGY:  # the source reader takes the commits after the cursor
+        return _delta_version_window(contract, as_of)
     else:
         return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
     if lookback and strategy != "lookback" and start is not None:

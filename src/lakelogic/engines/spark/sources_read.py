@@ -17,11 +17,13 @@ from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.date_folders import in_date_folders
+from lakelogic.sources.delta import DELTA_VERSION_STRATEGY, read_delta_since, stored_version
 from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import (
     BY_DATE_COLUMN,
+    INCREMENTAL_MODES,
     WINDOW_NOT_APPLICABLE,
     WindowDecision,
     decide,
@@ -144,6 +146,8 @@ def _read(
     kind = step.source_type.lower()
     if kind in _TABLE_TYPES:
         fmt = kind if kind != "table" else (step.format or None)
+        if _reads_delta_versions(ctx, step):
+            return _delta_version_read(ctx, step, fmt, empty, with_file_path=with_file_path)
         frame = read_table(ctx.spark, step.path, fmt=fmt)
         if with_file_path:  # §14 _lakelogic_source: the source file of the row, or the table name
             frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
@@ -169,6 +173,50 @@ def _read(
     )
     ctx.warnings.extend(read.warnings)
     return _windowed(ctx, step, read, empty, dated, model_types)
+
+
+def _reads_delta_versions(ctx: SparkRunContext, step: ReadSource) -> bool:
+    """An incremental ``delta_version`` source under a window it bounds itself: standalone, or the
+    driver's ``last_success``/full windows. Explicit windows (range, backfill, reprocess) select rows by
+    their dates as for any table."""
+    window = ctx.source_window
+    return (
+        window is not None
+        and not window.explicit
+        and step.load_mode.lower() in INCREMENTAL_MODES
+        and str(step.settings.get("watermark_strategy") or "").lower() == DELTA_VERSION_STRATEGY
+    )
+
+
+def _delta_version_read(
+    ctx: SparkRunContext, step: ReadSource, fmt: str | None, empty: str, *, with_file_path: bool
+) -> SourceOutcome:
+    """§3.4 ``delta_version``: the rows of the commits after the stored version, up to the latest one;
+    the new cursor is that version."""
+    assert step.path is not None and ctx.source_window is not None
+    if fmt not in ("delta", None) or (fmt is None and "/" not in step.path):
+        raise PlanError(
+            "watermark_strategy delta_version reads Delta sources only; this source is "
+            f"{fmt or 'a catalog table'}",
+            yaml_path="source.watermark_strategy",
+            hint="use max_target or pipeline_log with a watermark_field for other tables",
+        )
+    window = ctx.source_window
+    previous = stored_version(window.cursor_field, window.cursor)
+    changes = read_delta_since(ctx.spark, step.path.removeprefix("table:"), previous)
+    frame = changes.frame
+    if with_file_path:  # §14 _lakelogic_source: the table name
+        frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
+    decision = WindowDecision([], basis=DELTA_VERSION_STRATEGY, applied=previous is not None)
+    ctx.source_window_state = SourceWindowState(window, decision, versions=(previous, changes.current))
+    if changes.removed_files:
+        ctx.warnings.append(
+            f"delta_version: {changes.removed_files} file(s) of the source were rewritten or removed since "
+            f"version {previous}; the rows of rewritten files are read again (a merge or SCD2 target "
+            "absorbs them, an append target gets them twice)"
+        )
+    info = SourceInfo(type=step.source_type, path=step.path, files_count=changes.added_files)
+    return SourceOutcome(frame, info, empty, step.path)
 
 
 def _selector(ctx: SparkRunContext, step: ReadSource | None, dated: str | None) -> Any:
