@@ -360,12 +360,8 @@ def test_standalone_bounds_of_lookback_and_date_range(spark: Any) -> None:
     )
     assert ranged is not None and ranged.label == "range"  # files by the date in their name
     assert (ranged.start, ranged.end) == (datetime(2024, 2, 29, tzinfo=UTC), datetime(2024, 3, 4, tzinfo=UTC))
-    driver_only = window(watermark_strategy="pipeline_log")
-    assert (
-        driver_only is not None
-        and driver_only.start is None
-        and driver_only.reason == "strategy_needs_driver"
-    )
+    first = window(watermark_strategy="pipeline_log", pipeline_name="never_ran_s29")
+    assert first is not None and first.start is None and first.reason == "no_previous_success"
 
 
 @pytest.mark.spark

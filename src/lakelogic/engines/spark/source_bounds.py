@@ -13,8 +13,10 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
 * ``manifest``: the files the manifest does not list (the source reader selects them);
 * ``delta_version``: the commits after the version the last successful run read up to (its run-log
   cursor; the source reader selects their files);
-* ``pipeline_log``: not computed by a standalone run (full read, with the reason
-  ``strategy_needs_driver``); the driver supplies its window.
+* ``pipeline_log``: where the last successful run's window ended, in the run log the contract records
+  to (``pipeline_log_table``: another table of that log; ``pipeline_name``: the name its runs are
+  logged under); none: full read, reason ``no_previous_success`` (the driver's own windows do the same
+  from the driver's run log).
 
 ``lookback`` beside another strategy moves its lower bound back by that duration; the moved bound is
 inclusive (the rows read again are late rows that merge/SCD2 absorb).
@@ -60,6 +62,22 @@ def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWind
     return replace(window, start=minus_duration(spark, window.start, lookback), start_exclusive=False)
 
 
+def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
+    from lakelogic.runlog import store_for_metadata
+
+    metadata = dict(getattr(contract, "metadata", None) or {})
+    table = step.settings.get("pipeline_log_table")
+    if table:
+        metadata["run_log_table"] = str(table)
+    store = store_for_metadata(metadata, getattr(contract, "source_file", None))
+    name = str(step.settings.get("pipeline_name") or getattr(contract, "contract_name", "contract"))
+    row = store.last_success(name) if store.exists() else None
+    end = row.get("window_end") if row else None
+    if not isinstance(end, datetime):
+        return None
+    return end if end.tzinfo else end.replace(tzinfo=UTC)  # run-log timestamps are naive UTC
+
+
 def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
     """The cursor of the contract's last successful run, from the run log ``lakelogic run`` records it to
     (the driver passes the one of its own run log with its window)."""
@@ -99,8 +117,16 @@ def standalone_window(
         return ReadWindow("incremental", None, as_of, reason=MANIFEST_STRATEGY)
     elif strategy == DELTA_VERSION_STRATEGY:  # the source reader takes the commits after the cursor
         return _delta_version_window(contract, as_of)
+    elif strategy == "pipeline_log":
+        start = _pipeline_log_start(contract, step)
+        if start is None:
+            return ReadWindow("incremental", None, as_of, reason="no_previous_success")
     else:
-        return ReadWindow("incremental", None, as_of, reason="strategy_needs_driver")
+        raise PlanError(
+            f"unknown watermark_strategy {strategy!r}",
+            yaml_path="source.watermark_strategy",
+            hint="allowed: max_target, pipeline_log, lookback, date_range, manifest, delta_version",
+        )
     if lookback and strategy != "lookback" and start is not None:
         start = minus_duration(spark, start, lookback)
     reason = strategy if start is not None or strategy != "max_target" else "no_previous_target_watermark"
