@@ -120,6 +120,8 @@ def load_state(path: Path) -> DriverState:
             _dt(w.get("end")),
             w.get("reason"),
             w.get("run_mode") or "normal",
+            cursor_field=w.get("cursor_field"),
+            cursor=w.get("cursor"),
         )
         nodes[node_id] = SavedNode(
             status=raw.get("status", ""),

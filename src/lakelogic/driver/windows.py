@@ -29,7 +29,7 @@ class Window:
             "start": self.start.isoformat() if self.start else None,
             "end": self.end.isoformat() if self.end else None,
             "reason": self.reason,
-        }
+        } | ({"cursor_field": self.cursor_field, "cursor": self.cursor} if self.cursor_field else {})
 
     def describe(self) -> str:
         start = self.start.isoformat(timespec="seconds") if self.start else "-"

@@ -237,9 +237,19 @@ class DuckDBRunLogStore:
 
     def last_success(self, contract: str) -> dict[str, Any] | None:
         """Latest successful, non-reprocess run after the latest reset (the ``last_success`` window start)."""
+        return self._last_success(contract, [])
+
+    def last_commit(self, contract: str) -> dict[str, Any] | None:
+        """Like :meth:`last_success`, among the runs that committed their rows (or found none): where a
+        standalone run's cursor comes from (``pipeline_log``, ``delta_version``). A run that wrote nothing
+        (``--no-write``, an unmaterialized ``DataProcessor.run``) moves no cursor: SEMANTICS §3.4 stores
+        it only when the run commits."""
+        return self._last_success(contract, ["(committed OR status = 'no_new_data')"])
+
+    def _last_success(self, contract: str, conditions: list[str]) -> dict[str, Any] | None:
         where, params = self._after_reset(contract)
         statuses = ", ".join(f"'{s}'" for s in SUCCESS_STATUSES)
-        where += [f"status IN ({statuses})", "COALESCE(run_mode, '') <> 'reprocess'"]
+        where += [f"status IN ({statuses})", "COALESCE(run_mode, '') <> 'reprocess'", *conditions]
         rows = self._select(where, params, "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1)
         return rows[0] if rows else None
 

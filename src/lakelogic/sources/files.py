@@ -652,15 +652,3 @@ def java_charset(spark: SparkSession, name: str) -> str:
         f"source.options.encoding {name!r} is not an encoding Spark can read",
         hint="use a standard name such as utf-8, iso-8859-1, windows-1252 or utf-16",
     )
-
-
-def read_table(spark: SparkSession, name: str, *, fmt: str | None) -> DataFrame:
-    """A catalog table (``catalog.ns.table`` or ``table:...``) or a Delta/Iceberg path."""
-    ref = name.removeprefix("table:")
-    if fmt == "delta" or (fmt is None and "/" in ref):
-        from lakelogic.sources.delta import read_delta
-
-        return read_delta(spark, ref)
-    if "/" in ref and fmt == "iceberg":
-        return spark.read.format("iceberg").load(ref)
-    return spark.table(ref)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lakelogic.errors import SourceError
 from lakelogic.report import RunReport
 from lakelogic.sources.columns import CORRUPT_COLUMN
-from lakelogic.sources.delta import DELTA_VERSION_FIELD
+from lakelogic.sources.delta_cursor import DELTA_VERSION_FIELD
 from lakelogic.sources.windows import ReadWindow, RowWindow, WindowDecision
 
 if TYPE_CHECKING:

@@ -24,8 +24,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from lakelogic.errors import CommitError, MissingDependencyError
+from lakelogic.errors import CommitError, MissingDependencyError, UnsupportedError
 from lakelogic.tables.base import CommitResult
+from lakelogic.tables.delta_files import delta_file, file_commit_blocker, files_blocker, spark_decodes
 from lakelogic.tables.delta_stats import file_stats
 from lakelogic.tables.file_ranges import top_level_ranges
 from lakelogic.tables.spark_evolution import EvolutionPlan
@@ -60,7 +61,20 @@ class DeltaRsTable(FileTableBase):
     _read_version: int | None = None
 
     def _table(self) -> Any:
-        return _deltalake().DeltaTable(self.target.name, version=self._read_version)
+        table = _deltalake().DeltaTable(self.target.name, version=self._read_version)
+        self._refuse(file_commit_blocker(table))
+        return table
+
+    def _refuse(self, blocker: str | None) -> None:
+        """Files written by Spark and committed as plain add/remove actions would break such a table
+        (e.g. column mapping: the files' column names are not the physical ones, so every reader sees
+        NULLs), or its stored rows would be read wrongly: refused before anything is written."""
+        if blocker is not None:
+            raise UnsupportedError(
+                f"the Delta table {self.target.name} has {blocker}, which LakeLogic's delta-rs writer "
+                "(Spark-written files committed by delta-rs) cannot honour",
+                hint="write it from a Spark session with Delta (delta-spark or Databricks)",
+            )
 
     def read(self) -> DataFrame:
         self._pin_read_version()
@@ -89,6 +103,12 @@ class DeltaRsTable(FileTableBase):
         table = self._table()
         actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         partition_cols = list(table.metadata().partition_columns)
+        described = [delta_file(str(a["path"]), tuple(partition_cols)) for a in actions]
+        self._refuse(files_blocker(actions, described))
+        # stored rows are read back by Spark's partition discovery, which would misread such a value
+        misread = next((f.relative for f in described if not spark_decodes(f.relative)), None)
+        if misread is not None:
+            self._refuse(f"partition values Spark's partition discovery misreads ({misread})")
         fields = pa.schema(table.schema().to_arrow())
         nested = [f.name for f in fields if pa.types.is_nested(f.type)]
         flat = [f.name for f in fields if not pa.types.is_nested(f.type)]
@@ -224,6 +244,8 @@ class DeltaRsTable(FileTableBase):
                     partition_by=partition_by,
                     commit_properties=properties,
                 )
+        except UnsupportedError:
+            raise
         except Exception as exc:
             raise CommitError(f"Delta commit to {self.target.name} failed: {exc}") from exc
         finally:

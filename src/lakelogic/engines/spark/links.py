@@ -15,7 +15,7 @@ from lakelogic.engines.spark.link_cache import LinkCache
 from lakelogic.errors import PlanError, SourceError
 from lakelogic.plan.sqlutil import quote_ident
 from lakelogic.plan.steps import LoadLink
-from lakelogic.sources.delta import read_delta
+from lakelogic.tables.delta_files import read_delta
 
 
 def _link_format(step: LoadLink) -> str:

@@ -13,10 +13,10 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
 * ``manifest``: the files the manifest does not list (the source reader selects them);
 * ``delta_version``: the commits after the version the last successful run read up to (its run-log
   cursor; the source reader selects their files);
-* ``pipeline_log``: where the last successful run's window ended, in the run log the contract records
-  to (``pipeline_log_table``: another table of that log; ``pipeline_name``: the name its runs are
-  logged under); none: full read, reason ``no_previous_success`` (the driver's own windows do the same
-  from the driver's run log).
+* ``pipeline_log``: where the last successful run that committed ended its window, in the run log the
+  contract records to (``pipeline_log_table``: another table of that log; ``pipeline_name``: the name
+  its runs are logged under); none: full read, reason ``no_previous_success`` (the driver's own windows
+  do the same from the driver's run log).
 
 ``lookback`` beside another strategy moves its lower bound back by that duration; the moved bound is
 inclusive (the rows read again are late rows that merge/SCD2 absorb).
@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from lakelogic.errors import LakeLogicError, PlanError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
-from lakelogic.sources.delta import DELTA_VERSION_STRATEGY
+from lakelogic.sources.delta_cursor import DELTA_VERSION_STRATEGY
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import watermark_value
 from lakelogic.sources.windows import ReadWindow
@@ -71,7 +71,7 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
         metadata["run_log_table"] = str(table)
     store = store_for_metadata(metadata, getattr(contract, "source_file", None))
     name = str(step.settings.get("pipeline_name") or getattr(contract, "contract_name", "contract"))
-    row = store.last_success(name) if store.exists() else None
+    row = store.last_commit(name) if store.exists() else None
     end = row.get("window_end") if row else None
     if not isinstance(end, datetime):
         return None
@@ -79,13 +79,13 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
 
 
 def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
-    """The cursor of the contract's last successful run, from the run log ``lakelogic run`` records it to
-    (the driver passes the one of its own run log with its window)."""
+    """The cursor of the contract's last successful run that committed, from the run log ``lakelogic run``
+    records it to (the driver passes the one of its own run log with its window)."""
     from lakelogic.runlog import store_for_contract
 
     store = store_for_contract(contract)
     name = str(getattr(contract, "contract_name", "contract"))
-    row = store.last_success(name) if store.exists() else None
+    row = store.last_commit(name) if store.exists() else None
     return ReadWindow(
         "incremental",
         None,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.context import SparkRunContext
@@ -17,8 +17,8 @@ from lakelogic.plan.steps import ReadSource
 from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import SOURCE_FILE_COLUMN
 from lakelogic.sources.date_folders import in_date_folders
-from lakelogic.sources.delta import DELTA_VERSION_STRATEGY, read_delta_since, stored_version
-from lakelogic.sources.files import SourceRead, read_files, read_table, resolve_path
+from lakelogic.sources.delta_cursor import DELTA_VERSION_STRATEGY, stored_version
+from lakelogic.sources.files import SourceRead, read_files, resolve_path
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import SourceWindowState, filter_rows, observe_watermark
 from lakelogic.sources.windows import (
@@ -29,6 +29,7 @@ from lakelogic.sources.windows import (
     decide,
     file_mtime,
 )
+from lakelogic.tables.delta_files import read_delta, read_delta_since
 from lakelogic.types import LogicalType
 
 _FILE_TYPES = {"landing", "sftp", "file", "files"}
@@ -175,6 +176,16 @@ def _read(
     return _windowed(ctx, step, read, empty, dated, model_types)
 
 
+def read_table(spark: SparkSession, name: str, *, fmt: str | None) -> DataFrame:
+    """A catalog table (``catalog.ns.table`` or ``table:...``) or a Delta/Iceberg path."""
+    ref = name.removeprefix("table:")
+    if fmt == "delta" or (fmt is None and "/" in ref):
+        return read_delta(spark, ref)
+    if "/" in ref and fmt == "iceberg":
+        return spark.read.format("iceberg").load(ref)
+    return spark.table(ref)
+
+
 def _reads_delta_versions(ctx: SparkRunContext, step: ReadSource) -> bool:
     """An incremental ``delta_version`` source under a window it bounds itself: standalone, or the
     driver's ``last_success``/full windows. Explicit windows (range, backfill, reprocess) select rows by
@@ -209,11 +220,12 @@ def _delta_version_read(
         frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
     decision = WindowDecision([], basis=DELTA_VERSION_STRATEGY, applied=previous is not None)
     ctx.source_window_state = SourceWindowState(window, decision, versions=(previous, changes.current))
-    if changes.removed_files:
+    if changes.rewritten_files:
         ctx.warnings.append(
-            f"delta_version: {changes.removed_files} file(s) of the source were rewritten or removed since "
-            f"version {previous}; the rows of rewritten files are read again (a merge or SCD2 target "
-            "absorbs them, an append target gets them twice)"
+            f"delta_version: commits after version {previous} updated or deleted rows in "
+            f"{changes.rewritten_files} file(s) of the source; the rows those files kept are read again "
+            "with the files that replaced them (a merge or SCD2 target absorbs them, an append target "
+            "gets them twice)"
         )
     info = SourceInfo(type=step.source_type, path=step.path, files_count=changes.added_files)
     return SourceOutcome(frame, info, empty, step.path)

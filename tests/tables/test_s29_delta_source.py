@@ -14,13 +14,20 @@ import pyarrow as pa
 import pytest
 
 from lakelogic.errors import SourceError
-from lakelogic.sources.delta import (
-    DELTA_VERSION_FIELD,
-    _not_plain_parquet,
+from lakelogic.sources.delta_cursor import DELTA_VERSION_FIELD, stored_version
+from lakelogic.tables.delta_files import (
+    delta_file,
+    files_blocker,
+    protocol_blocker,
     read_delta,
     read_delta_since,
-    stored_version,
 )
+
+
+def _not_plain_parquet(table: Any, actions: list[dict[str, Any]], columns: tuple[str, ...]) -> str | None:
+    described = [delta_file(a["path"], columns) for a in actions]
+    return protocol_blocker(table) or files_blocker(actions, described)
+
 
 deltalake = pytest.importorskip("deltalake")
 
@@ -72,7 +79,7 @@ def test_the_commits_after_a_version_are_the_files_they_added(spark: Any, tmp_pa
     deltalake.write_deltalake(path, _orders([3]), mode="append")
     deltalake.write_deltalake(path, _orders([4, 5]), mode="append")
     changes = read_delta_since(spark, path, 1)
-    assert (changes.previous, changes.current, changes.added_files, changes.removed_files) == (1, 2, 1, 0)
+    assert (changes.previous, changes.current, changes.added_files, changes.rewritten_files) == (1, 2, 1, 0)
     assert sorted(r["id"] for r in changes.frame.collect()) == [4, 5]
     assert read_delta_since(spark, path, 2).frame.count() == 0
     everything = read_delta_since(spark, path, None)
@@ -86,9 +93,12 @@ def test_a_cursor_whose_version_the_log_no_longer_holds_is_an_error(spark: Any, 
     path = tmp_path / "dt"
     deltalake.write_deltalake(str(path), _orders([1]))
     deltalake.write_deltalake(str(path), _orders([2]), mode="append")
+    deltalake.write_deltalake(str(path), _orders([3]), mode="append")
     deltalake.DeltaTable(str(path)).create_checkpoint()
-    (path / "_delta_log" / "00000000000000000000.json").unlink()  # log retention removed version 0
-    with pytest.raises(SourceError, match="no longer holds version 0"):
+    for version in (0, 1):  # log retention removed the commits before the checkpoint
+        (path / "_delta_log" / f"{version:020d}.json").unlink()
+    assert read_delta_since(spark, str(path), 1).frame.count() == 1  # version 2's commit is still there
+    with pytest.raises(SourceError, match="no longer holds the log of version 1"):
         read_delta_since(spark, str(path), 0)
 
 
@@ -104,6 +114,7 @@ def test_the_stored_cursor_is_read_only_from_a_delta_version_run() -> None:
 class _Protocol:
     min_reader_version: int = 1
     reader_features: list[str] | None = None
+    writer_features: list[str] | None = None
 
 
 @dataclass
@@ -129,9 +140,8 @@ def test_tables_spark_cannot_read_as_plain_parquet_are_recognised() -> None:
     hive = [{"path": "day=2026-01-01/a.parquet"}]
     assert _not_plain_parquet(_Table(), hive, ("day",)) is None
     assert _not_plain_parquet(_Table(_Protocol(3, ["timestampNtz"])), hive, ("day",)) is None
-    assert "deletionVectors" in str(
-        _not_plain_parquet(_Table(_Protocol(3, ["deletionVectors"])), hive, ("day",))
-    )
+    assert _not_plain_parquet(_Table(_Protocol(3, ["deletionVectors"])), hive, ("day",)) is None  # none used
+    assert "rowTracking" in str(_not_plain_parquet(_Table(_Protocol(3, ["rowTracking"])), hive, ("day",)))
     mapped = _Table(metadata_=_Metadata({"delta.columnMapping.mode": "name"}))
     assert _not_plain_parquet(mapped, hive, ("day",)) == "column mapping"
     with_dv = [{"path": "day=2026-01-01/a.parquet", "deletionVector.storageType": "u"}]
@@ -197,7 +207,7 @@ def test_runs_read_each_commit_once_and_keep_the_cursor_when_nothing_is_new(
     deltalake.DeltaTable(str(source)).delete("id = 1")
     fifth = DataProcessor(doc, spark=spark).run(materialize=True)
     assert fifth.report.counts.source == 1  # id 2, rewritten without id 1
-    assert any("rewritten or removed" in w for w in fifth.report.warnings)
+    assert any("updated or deleted rows in 1 file" in w for w in fifth.report.warnings)
 
 
 @pytest.mark.spark
@@ -252,3 +262,136 @@ def test_resolve_window_passes_the_last_success_cursor() -> None:
 
     window = resolve_window(WindowSpec(), "c", as_of=datetime(2026, 1, 3, tzinfo=UTC), store=Store())
     assert (window.cursor_field, window.cursor) == (DELTA_VERSION_FIELD, "4")
+
+
+def _column_mapped(path: str) -> None:
+    deltalake.write_deltalake(
+        path,
+        pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}),
+        configuration={
+            "delta.columnMapping.mode": "name",
+            "delta.minReaderVersion": "2",
+            "delta.minWriterVersion": "5",
+        },
+    )
+
+
+@pytest.mark.spark
+def test_a_column_mapped_table_is_refused_not_read_or_written_wrongly(spark: Any, tmp_path: Path) -> None:
+    """Its files name columns by physical ids: a plain Parquet read gives NULLs, and files Spark writes
+    with the logical names would be NULLs for every other reader. Before, an append committed such files."""
+    from lakelogic.api import DataProcessor
+    from lakelogic.errors import UnsupportedError
+
+    path = str(tmp_path / "mapped")
+    _column_mapped(path)
+    with pytest.raises(UnsupportedError, match="column mapping"):
+        read_delta(spark, path)
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "t", "table_name": "mapped"},
+        "model": {"fields": [{"name": "id", "type": "integer"}, {"name": "v", "type": "string"}]},
+        "materialization": {"strategy": "append", "format": "delta", "target_path": path},
+    }
+    batch = spark.createDataFrame([(3, "c")], "id int, v string")
+    result = DataProcessor(doc, spark=spark).run(batch, materialize=True, record=False)
+    assert result.report.status == "failed" and "column mapping" in str(result.report.error)
+    assert deltalake.DeltaTable(path).version() == 0  # nothing committed
+
+
+def test_tables_whose_rules_a_file_commit_breaks_are_recognised() -> None:
+    from lakelogic.tables.delta_files import file_commit_blocker
+
+    @dataclass
+    class _Schema:
+        text: str
+
+        def to_json(self) -> str:
+            return self.text
+
+    @dataclass
+    class _Writable(_Table):
+        schema_: _Schema = field(default_factory=lambda: _Schema('{"fields": []}'))
+
+        def schema(self) -> _Schema:
+            return self.schema_
+
+    assert file_commit_blocker(_Writable(_Protocol(3, [], ["appendOnly", "changeDataFeed"]))) is None
+    row_tracking = _Protocol(3, [], ["rowTracking", "appendOnly"])
+    assert file_commit_blocker(_Writable(row_tracking)) == "writer features rowTracking"
+    checked = _Writable(metadata_=_Metadata({"delta.constraints.positive": "id > 0"}))
+    assert file_commit_blocker(checked) == "CHECK constraints"
+    generated = _Schema('{"fields": [{"name": "d", "metadata": {"delta.generationExpression": "x"}}]}')
+    assert file_commit_blocker(_Writable(schema_=generated)) == "a generated column (d)"
+
+
+@pytest.mark.spark
+def test_partition_values_spark_would_misread_and_a_root_with_a_space(spark: Any, tmp_path: Path) -> None:
+    """delta-rs escapes non-ASCII values as UTF-8 bytes (``Z%C3%BCrich``), which Spark's partition
+    discovery decodes byte by byte, and an empty value fails it; such partitions get their values as
+    literals. A root with a space is percent-encoded in delta-rs's table URI and decoded for Spark."""
+    path = str(tmp_path / "bronze orders")
+    cities = pa.array(["Zürich", "東京", "", "a b"])
+    deltalake.write_deltalake(path, pa.table({"id": [1, 2, 3, 4], "city": cities}), partition_by=["city"])
+    expected = sorted((r["id"], r["city"]) for r in deltalake.DeltaTable(path).to_pyarrow_table().to_pylist())
+    assert expected == [(1, "Zürich"), (2, "東京"), (3, None), (4, "a b")]
+    assert sorted((r["id"], r["city"]) for r in read_delta(spark, path).collect()) == expected
+    plain = str(tmp_path / "plain")  # every value safe: one scan with Spark's partition discovery
+    deltalake.write_deltalake(plain, pa.table({"id": [5], "city": ["x"]}), partition_by=["city"])
+    assert [(r["id"], r["city"]) for r in read_delta(spark, plain).collect()] == [(5, "x")]
+
+
+@pytest.mark.spark
+def test_compaction_moves_rows_without_making_them_new(spark: Any, tmp_path: Path) -> None:
+    """OPTIMIZE adds its files without a data change: they are skipped, and the new rows it compacted
+    are read from the files that first added them (no longer live, still on storage)."""
+    path = str(tmp_path / "dt")
+    deltalake.write_deltalake(path, _orders([1]))
+    deltalake.write_deltalake(path, _orders([2]), mode="append")
+    deltalake.write_deltalake(path, _orders([3]), mode="append")
+    deltalake.DeltaTable(path).optimize.compact()
+    deltalake.write_deltalake(path, _orders([4]), mode="append")
+    changes = read_delta_since(spark, path, 0)
+    assert sorted(r["id"] for r in changes.frame.collect()) == [2, 3, 4]
+    assert changes.rewritten_files == 0
+    compacted = read_delta_since(spark, path, 3)  # after the compaction: only the last append
+    assert [r["id"] for r in compacted.frame.collect()] == [4]
+
+
+@pytest.mark.spark
+def test_a_run_that_writes_nothing_moves_no_cursor(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§3.4: the cursor is stored only when the run commits; a recorded run that wrote no target (the
+    CLI's ``--no-write``) left the next materialized run reading only later commits, losing rows."""
+    from lakelogic.api import DataProcessor
+
+    monkeypatch.setenv("LAKELOGIC_HOME", str(tmp_path / "home"))
+    source, target = tmp_path / "bronze", tmp_path / "silver"
+    deltalake.write_deltalake(str(source), _orders([1, 2]))
+    doc = _contract(source, target)
+    dry = DataProcessor(doc, spark=spark).run(record=True)
+    assert dry.report.watermark.current == 0
+    deltalake.write_deltalake(str(source), _orders([3]), mode="append")
+    real = DataProcessor(doc, spark=spark).run(materialize=True)
+    assert real.report.watermark.previous is None and real.report.counts.source == 3
+    assert sorted(r["id"] for r in spark.read.parquet(str(target)).collect()) == [1, 2, 3]
+
+
+def test_a_resumed_pipeline_keeps_the_window_cursor(tmp_path: Path) -> None:
+    from lakelogic.driver.state import DriverState, SavedNode, load_state
+    from lakelogic.driver.windows import Window
+
+    window = Window(
+        "incremental",
+        datetime(2026, 1, 1, tzinfo=UTC),
+        datetime(2026, 1, 2, tzinfo=UTC),
+        "last_success",
+        cursor_field=DELTA_VERSION_FIELD,
+        cursor="1",
+    )
+    state = DriverState(tmp_path / "state.json", "p1", datetime(2026, 1, 2, tzinfo=UTC))
+    state.nodes["silver.orders"] = SavedNode(status="failed", run_id="r1", window=window)
+    state.save()
+    loaded = load_state(tmp_path / "state.json").nodes["silver.orders"].window
+    assert (loaded.cursor_field, loaded.cursor) == (DELTA_VERSION_FIELD, "1")
