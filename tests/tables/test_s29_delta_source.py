@@ -246,22 +246,38 @@ def test_delta_version_over_a_table_that_is_not_delta_is_a_plan_error(spark: Any
     assert "delta_version reads Delta sources only" in str(result.report.error)
 
 
-def test_resolve_window_passes_the_last_success_cursor() -> None:
+def test_the_cursor_comes_from_the_last_committed_run_that_stored_one(tmp_path: Path) -> None:
+    """A range run in between stores no version, and a run that wrote nothing moves none: the driver's
+    window (and a standalone run) still starts after the last stored version."""
     from lakelogic.driver.windows import WindowSpec, resolve_window
+    from lakelogic.runlog.store import DuckDBRunLogStore
 
-    class Store:
-        def exists(self) -> bool:
-            return True
+    store = DuckDBRunLogStore(tmp_path / "runs.duckdb")
 
-        def last_success(self, contract: str) -> dict[str, Any] | None:
-            return {
-                "window_end": datetime(2026, 1, 2, tzinfo=UTC),
-                "watermark_field": DELTA_VERSION_FIELD,
-                "watermark_value": "4",
+    def row(run: str, day: int, **extra: Any) -> None:
+        when = datetime(2026, 1, day, tzinfo=UTC)
+        store.write(
+            {
+                "run_id": run,
+                "contract": "c",
+                "status": "succeeded",
+                "committed": True,
+                "started_at": when,
+                "finished_at": when,
+                "window_end": when,
+                **extra,
             }
+        )
 
-    window = resolve_window(WindowSpec(), "c", as_of=datetime(2026, 1, 3, tzinfo=UTC), store=Store())
-    assert (window.cursor_field, window.cursor) == (DELTA_VERSION_FIELD, "4")
+    row("r1", 1, watermark_field=DELTA_VERSION_FIELD, watermark_value="4")
+    row("r2", 2, run_mode="normal", window_label="range")  # a range window: rows by date, no version
+    row("r3", 3, watermark_field=DELTA_VERSION_FIELD, watermark_value="9", committed=False)  # --no-write
+    window = resolve_window(WindowSpec(), "c", as_of=datetime(2026, 1, 4, tzinfo=UTC), store=store)
+    assert (window.start, window.cursor_field, window.cursor) == (
+        datetime(2026, 1, 3, tzinfo=UTC),
+        DELTA_VERSION_FIELD,
+        "4",
+    )
 
 
 def _column_mapped(path: str) -> None:

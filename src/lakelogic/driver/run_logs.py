@@ -69,6 +69,9 @@ class _Fallback:
     def latest_run(self, contract: str) -> dict[str, Any] | None:
         return self._for(contract).latest_run(contract)
 
+    def last_cursor(self, contract: str, field: str) -> dict[str, Any] | None:
+        return self._for(contract).last_cursor(contract, field)
+
     def get(self, run_id: str) -> dict[str, Any] | None:
         found = self.own.get(run_id) if self.own.exists() else None
         if found is None and self.pipeline.exists():

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Protocol
 
 from lakelogic.errors import RegistryError
+from lakelogic.sources.delta_cursor import DELTA_VERSION_FIELD
 
 WINDOW_MODES = ("last_success", "none", "range", "yesterday", "reprocess")
 
@@ -62,6 +63,8 @@ class SuccessLookup(Protocol):
 
     def last_success(self, contract: str) -> dict[str, Any] | None: ...
 
+    def last_cursor(self, contract: str, field: str) -> dict[str, Any] | None: ...
+
 
 def _midnight(day: date) -> datetime:
     return datetime.combine(day, time(0), tzinfo=UTC)
@@ -96,13 +99,15 @@ def resolve_window(
     row = store.last_success(contract) if store.exists() else None
     if row is None or row.get("window_end") is None:
         return Window("full", None, as_of, "no_previous_success")
+    # a contract whose cursor is a Delta version (SEMANTICS §3.4 delta_version) reads the commits after it
+    stored = store.last_cursor(contract, DELTA_VERSION_FIELD)
     return Window(
         "incremental",
         _as_utc(row["window_end"]),
         as_of,
         "last_success",
-        cursor_field=row.get("watermark_field"),
-        cursor=row.get("watermark_value"),
+        cursor_field=DELTA_VERSION_FIELD if stored else None,
+        cursor=stored.get("watermark_value") if stored else None,
     )
 
 

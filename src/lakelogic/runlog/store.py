@@ -26,6 +26,8 @@ T = TypeVar("T")
 DEFAULT_TABLE = "run_log"
 DEFAULT_FILE = "lakelogic.duckdb"
 SUCCESS_STATUSES = ("succeeded", "partial", "no_new_data")
+# a run that committed its rows, or found none to commit
+_COMMITTED = "(committed OR status = 'no_new_data')"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 _locks_guard = threading.Lock()
@@ -244,13 +246,23 @@ class DuckDBRunLogStore:
         standalone run's cursor comes from (``pipeline_log``, ``delta_version``). A run that wrote nothing
         (``--no-write``, an unmaterialized ``DataProcessor.run``) moves no cursor: SEMANTICS §3.4 stores
         it only when the run commits."""
-        return self._last_success(contract, ["(committed OR status = 'no_new_data')"])
+        return self._last_success(contract, [_COMMITTED])
 
-    def _last_success(self, contract: str, conditions: list[str]) -> dict[str, Any] | None:
+    def last_cursor(self, contract: str, field: str) -> dict[str, Any] | None:
+        """The latest committed successful run that stored a cursor of ``field`` (a ``delta_version``
+        run's table version): runs in between that store none (a range or backfill window) do not make
+        the next incremental run start from scratch."""
+        return self._last_success(contract, [_COMMITTED, "watermark_field = ?"], [field])
+
+    def _last_success(
+        self, contract: str, conditions: list[str], values: list[Any] | None = None
+    ) -> dict[str, Any] | None:
         where, params = self._after_reset(contract)
         statuses = ", ".join(f"'{s}'" for s in SUCCESS_STATUSES)
         where += [f"status IN ({statuses})", "COALESCE(run_mode, '') <> 'reprocess'", *conditions]
-        rows = self._select(where, params, "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1)
+        rows = self._select(
+            where, [*params, *(values or [])], "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1
+        )
         return rows[0] if rows else None
 
     def latest_run(self, contract: str) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 from lakelogic.errors import LakeLogicError, PlanError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
-from lakelogic.sources.delta_cursor import DELTA_VERSION_STRATEGY
+from lakelogic.sources.delta_cursor import DELTA_VERSION_FIELD, DELTA_VERSION_STRATEGY
 from lakelogic.sources.manifest import MANIFEST_STRATEGY
 from lakelogic.sources.window_apply import watermark_value
 from lakelogic.sources.windows import ReadWindow
@@ -79,19 +79,19 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
 
 
 def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
-    """The cursor of the contract's last successful run that committed, from the run log ``lakelogic run``
-    records it to (the driver passes the one of its own run log with its window)."""
+    """The version of the contract's last committed run that stored one, from the run log ``lakelogic
+    run`` records it to (the driver passes the one of its own run log with its window)."""
     from lakelogic.runlog import store_for_contract
 
     store = store_for_contract(contract)
     name = str(getattr(contract, "contract_name", "contract"))
-    row = store.last_commit(name) if store.exists() else None
+    row = store.last_cursor(name, DELTA_VERSION_FIELD) if store.exists() else None
     return ReadWindow(
         "incremental",
         None,
         as_of,
         reason=DELTA_VERSION_STRATEGY,
-        cursor_field=row.get("watermark_field") if row else None,
+        cursor_field=DELTA_VERSION_FIELD if row else None,
         cursor=row.get("watermark_value") if row else None,
     )
 
