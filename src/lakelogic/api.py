@@ -165,24 +165,28 @@ class DataProcessor:
             failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
             if isinstance(failed, RunReport):
                 if recording:
-                    self._record(failed)
+                    self._record(failed, materialized=materialize)
                 if notify:
                     notify_run(self.contract, failed)
             raise
         if recording:
-            self._record(outcome.report)
+            self._record(outcome.report, materialized=materialize)
         # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
         if notify:
             notify_run(self.contract, outcome.report)
         return RunResult(outcome.good, outcome.bad, outcome.report)
 
-    def _record(self, report: RunReport) -> None:
+    def _record(self, report: RunReport, *, materialized: bool) -> None:
         """The run's run-log row, in the store its ``metadata`` names; a store that cannot be written is
-        a warning on the report, never a second failure of the run."""
+        a warning on the report, never a second failure of the run. A run that skipped the contract's
+        materialization is recorded as ``run_mode: no_write``: it committed nothing, so it moves no
+        window or cursor (SEMANTICS §3.4)."""
         from lakelogic.runlog import record_run, store_for_contract
 
+        skipped = not materialized and getattr(self.contract, "materialization", None) is not None
         try:
-            record_run(report, store=store_for_contract(self.contract))
+            extra = {"run_mode": "no_write"} if skipped else {}
+            record_run(report, store=store_for_contract(self.contract), **extra)
         except Exception as exc:  # noqa: BLE001 - the run's own outcome stands; the loss is reported
             report.warnings.append(f"the run was not recorded in the run log: {exc}")
 

@@ -411,3 +411,148 @@ def test_a_resumed_pipeline_keeps_the_window_cursor(tmp_path: Path) -> None:
     state.save()
     loaded = load_state(tmp_path / "state.json").nodes["silver.orders"].window
     assert (loaded.cursor_field, loaded.cursor) == (DELTA_VERSION_FIELD, "1")
+
+
+@pytest.mark.spark
+def test_a_compaction_that_carries_new_rows_then_an_update_reads_each_key_once(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The new row of id 4 moved into a compacted file, which an update then rewrote: before, the
+    compacted-away file was read next to the rewrite, so id 4 came twice and merge runs failed for good."""
+    path = str(tmp_path / "dt")
+    deltalake.write_deltalake(path, _orders([1, 2, 3]))
+    deltalake.write_deltalake(path, _orders([4]), mode="append")
+    deltalake.DeltaTable(path).optimize.compact()
+    deltalake.DeltaTable(path).update(updates={"day": "'2026-02-02'"}, predicate="id = 4")
+    changes = read_delta_since(spark, path, 0)
+    rows = sorted((r["id"], r["day"]) for r in changes.frame.collect())
+    assert [i for i, _ in rows] == [1, 2, 3, 4] and dict(rows)[4] == "2026-02-02"
+    assert changes.rewritten_files == 1  # ids 1-3 were compacted with id 4: they come again
+    deltalake.write_deltalake(path, _orders([5]), mode="append")
+    deltalake.DeltaTable(path).optimize.compact()  # compacts the rewrite with id 5
+    again = read_delta_since(spark, path, 3)
+    assert [r["id"] for r in again.frame.collect()] == [5]
+
+
+@pytest.mark.spark
+def test_commits_that_add_no_data_move_the_cursor(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run over a compaction or a whole-file delete reads nothing and still passes those commits, so
+    log retention never strands the cursor; a whole file deleted re-reads nothing and warns of nothing."""
+    from lakelogic.api import DataProcessor
+
+    monkeypatch.setenv("LAKELOGIC_HOME", str(tmp_path / "home"))
+    source, target = tmp_path / "bronze", tmp_path / "silver"
+    deltalake.write_deltalake(str(source), _orders([1]))
+    deltalake.write_deltalake(str(source), _orders([2]), mode="append")
+    doc = _contract(source, target)
+    assert DataProcessor(doc, spark=spark).run(materialize=True).report.watermark.current == 1
+    deltalake.DeltaTable(str(source)).delete("id = 1")  # its file goes whole
+    idle = DataProcessor(doc, spark=spark).run(materialize=True)
+    assert idle.report.status == "no_new_data" and idle.report.watermark.current == 2
+    assert not [w for w in idle.report.warnings if "delta_version" in w]
+
+
+@pytest.mark.spark
+def test_a_no_write_run_moves_no_window(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded as run_mode no_write, it is no last success: the driver's window (and its delta_version
+    cursor) still starts where the last run that committed ended."""
+    from lakelogic.api import DataProcessor
+    from lakelogic.runlog import store_for_contract
+
+    monkeypatch.setenv("LAKELOGIC_HOME", str(tmp_path / "home"))
+    source, target = tmp_path / "bronze", tmp_path / "silver"
+    deltalake.write_deltalake(str(source), _orders([1]))
+    processor = DataProcessor(_contract(source, target), spark=spark)
+    processor.run(record=True)
+    store = store_for_contract(processor.contract)
+    assert store.latest_run("delta_version_orders")["run_mode"] == "no_write"
+    assert store.last_success("delta_version_orders") is None
+
+
+def _delta_contract(path: Path, strategy: str, **materialization: Any) -> dict[str, Any]:
+    return {
+        "version": "1.0.0",
+        "info": {"title": "t", "table_name": "delta_target"},
+        "model": {
+            "fields": [
+                {"name": "id", "type": "integer", "required": True},
+                {"name": "city", "type": "string"},
+                {"name": "v", "type": "string"},
+            ]
+        },
+        "primary_key": ["id"],
+        "materialization": {
+            "strategy": strategy,
+            "format": "delta",
+            "target_path": str(path),
+            **materialization,
+        },
+    }
+
+
+@pytest.mark.spark
+def test_merges_into_partitions_with_escaped_names(spark: Any, tmp_path: Path) -> None:
+    """A partition value with a character the log escapes (``:``, non-ASCII): the log path is a URI,
+    and the stored file was looked up under the encoded name (PATH_NOT_FOUND)."""
+    from lakelogic.api import DataProcessor
+
+    path = tmp_path / "silver"
+    doc = _delta_contract(path, "merge", partition_by=["city"])
+    rows = [(1, "Zürich", "a"), (2, "11:00", "b")]
+    first = DataProcessor(doc, spark=spark).run(
+        spark.createDataFrame(rows, "id int, city string, v string"), materialize=True, record=False
+    )
+    assert first.report.status == "succeeded", first.report.error
+    update = spark.createDataFrame([(1, "Zürich", "c"), (2, "11:00", "d")], "id int, city string, v string")
+    second = DataProcessor(doc, spark=spark).run(update, materialize=True, record=False)
+    assert second.report.status == "succeeded", second.report.error
+    stored = sorted(
+        (r["id"], r["city"], r["v"]) for r in deltalake.DeltaTable(str(path)).to_pyarrow_table().to_pylist()
+    )
+    assert stored == [(1, "Zürich", "c"), (2, "11:00", "d")]
+
+
+@pytest.mark.spark
+def test_overwrite_of_a_table_with_values_spark_misreads_is_still_allowed(spark: Any, tmp_path: Path) -> None:
+    """Only reading stored rows back needs Spark's partition discovery: an overwrite reads none."""
+    from lakelogic.api import DataProcessor
+
+    path = tmp_path / "silver"
+    deltalake.write_deltalake(
+        str(path),
+        pa.table({"id": pa.array([1], pa.int32()), "city": ["Zürich"], "v": ["a"]}),
+        partition_by=["city"],
+    )
+    batch = spark.createDataFrame([(2, "Zürich", "b")], "id int, city string, v string")
+    merge = DataProcessor(_delta_contract(path, "merge", partition_by=["city"]), spark=spark)
+    refused = merge.run(batch, materialize=True, record=False)  # a merge reads the stored rows back
+    assert refused.report.status == "failed" and "misreads" in str(refused.report.error)
+    doc = _delta_contract(path, "overwrite", partition_by=["city"])
+    result = DataProcessor(doc, spark=spark).run(batch, materialize=True, record=False)
+    assert result.report.status == "succeeded", result.report.error
+    stored = [(r["id"], r["city"]) for r in deltalake.DeltaTable(str(path)).to_pyarrow_table().to_pylist()]
+    assert stored == [(2, "Zürich")]
+    # Spark names the folder with the value as it is: a merge reads it back correctly now
+    again = merge.run(spark.createDataFrame([(2, "Zürich", "c")], "id int, city string, v string"),
+                      materialize=True, record=False)  # fmt: skip
+    assert again.report.status == "succeeded", again.report.error
+
+
+@pytest.mark.spark
+def test_a_merge_into_an_append_only_table_is_refused_not_retried(spark: Any, tmp_path: Path) -> None:
+    from lakelogic.api import DataProcessor
+
+    path = tmp_path / "silver"
+    deltalake.write_deltalake(
+        str(path),
+        pa.table({"id": pa.array([1], pa.int32()), "city": ["x"], "v": ["a"]}),
+        configuration={"delta.appendOnly": "true"},
+    )
+    batch = spark.createDataFrame([(1, "x", "b")], "id int, city string, v string")
+    result = DataProcessor(_delta_contract(path, "merge"), spark=spark).run(
+        batch, materialize=True, record=False
+    )
+    assert result.report.status == "failed" and result.report.error is not None
+    assert result.report.error.type == "unsupported" and "append-only" in result.report.error.message

@@ -85,7 +85,7 @@ def run(
         err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)
         raise typer.Exit(1) from None
     report = result.report
-    _record(report, processor.contract, err)
+    _record(report, processor.contract, err, no_write=processor.contract_has_materialization and no_write)
     if as_json:
         typer.echo(json.dumps(report.to_json_dict(), indent=2, default=str))
     else:
@@ -157,14 +157,17 @@ def _json_error(as_json: bool, kind: str, message: str, problems: list[str] | No
         typer.echo(json.dumps({"status": "failed", "error": error}, indent=2))
 
 
-def _record(report: RunReport, contract: Any, err: Console) -> None:
+def _record(report: RunReport, contract: Any, err: Console, *, no_write: bool) -> None:
+    """``no_write``: the run skipped the contract's target (``--no-write``): recorded as ``run_mode:
+    no_write``, which moves no ``last_success`` window or cursor (nothing was committed)."""
     try:
         from lakelogic.runlog import record_run, store_for_contract
     except ImportError:
         return  # the run log is optional
     try:
         # the contract's own store (metadata.run_log_*, or its system's storage.run_log), §15.1
-        record_run(report, store=store_for_contract(contract))
+        extra = {"run_mode": "no_write"} if no_write else {}
+        record_run(report, store=store_for_contract(contract), **extra)
     except Exception as exc:  # noqa: BLE001 - reported as a warning; the run result still shows
         err.print(
             f"[yellow]warning:[/yellow] the run was not recorded in the run log: {exc}", highlight=False

@@ -238,7 +238,8 @@ class DuckDBRunLogStore:
         return where, [contract, contract]
 
     def last_success(self, contract: str) -> dict[str, Any] | None:
-        """Latest successful, non-reprocess run after the latest reset (the ``last_success`` window start)."""
+        """Latest successful run after the latest reset that is no reprocess and skipped no write (the
+        ``last_success`` window start)."""
         return self._last_success(contract, [])
 
     def last_commit(self, contract: str) -> dict[str, Any] | None:
@@ -259,7 +260,12 @@ class DuckDBRunLogStore:
     ) -> dict[str, Any] | None:
         where, params = self._after_reset(contract)
         statuses = ", ".join(f"'{s}'" for s in SUCCESS_STATUSES)
-        where += [f"status IN ({statuses})", "COALESCE(run_mode, '') <> 'reprocess'", *conditions]
+        # a reprocess rewrote old windows; a no_write run committed nothing (lakelogic run --no-write)
+        where += [
+            f"status IN ({statuses})",
+            "COALESCE(run_mode, '') NOT IN ('reprocess', 'no_write')",
+            *conditions,
+        ]
         rows = self._select(
             where, [*params, *(values or [])], "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1
         )

@@ -33,6 +33,9 @@ class SourceWindowState:
     watermark: Observation | None = None
     # a delta_version read (SEMANTICS §3.4): the stored version and the version read up to
     versions: tuple[int | None, int] | None = None
+    # the commits read added no data (compactions, whole-file deletes, metadata): the cursor passes them
+    # even though the run reads no row, so log retention never strands it on an old version
+    versions_idle: bool = False
 
     def fill_report(self, report: RunReport) -> None:
         """``report.window.reason`` and ``report.watermark.field/previous`` (known before any action).
@@ -48,8 +51,10 @@ class SourceWindowState:
             report.watermark.field = rows.field
             report.watermark.previous = rows.start
         if self.versions is not None:  # a run that reads nothing leaves the cursor where it was (§3.3)
+            previous, current = self.versions
             report.watermark.field = DELTA_VERSION_FIELD
-            report.watermark.previous = report.watermark.current = self.versions[0]
+            report.watermark.previous = previous
+            report.watermark.current = current if self.versions_idle else previous
 
     def fill_current(self, report: RunReport) -> None:
         """``report.watermark.current``; call only after the run's actions have executed."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -134,6 +134,12 @@ def snapshot(path: str, version: int | None = None) -> DeltaSnapshot:
         {f.relative: f for f in files},
         protocol_blocker(table) or files_blocker(actions, files),
     )
+
+
+def protocol_blocker_of(snap: DeltaSnapshot) -> str | None:
+    """The protocol part of ``snap.not_plain_parquet`` (reader features, column mapping)."""
+    reason = snap.not_plain_parquet
+    return reason if reason is not None and reason.startswith(("reader features", "column mapping")) else None
 
 
 def protocol_blocker(table: Any) -> str | None:
@@ -302,34 +308,102 @@ def read_delta_since(spark: SparkSession, path: str, previous: int | None) -> De
             f"cursor {previous}: the table was re-created",
             hint="reset the contract (lakelogic reset) so its next run reads the table in full",
         )
-    added: dict[str, DeltaFile] = {}
-    rewritten = 0
-    for version in range(previous + 1, current.version + 1):
-        for action in _commit_actions(spark, current.root, version, path):
-            if "add" in action:
-                add = action["add"]
-                if add.get("deletionVector"):
-                    raise UnsupportedError(
-                        f"delta_version over {path}: version {version} marks deleted rows with deletion "
-                        "vectors, which a read of its files cannot apply",
-                        hint="use a Delta-enabled Spark session, or max_target on a watermark_field",
-                    )
-                if add.get("dataChange", True):
-                    found = delta_file(str(add["path"]), current.partition_columns)
-                    added[found.relative] = found
-            elif "remove" in action and action["remove"].get("dataChange", True):
-                gone = unquote(str(action["remove"]["path"]))
-                if added.pop(gone, None) is None:
-                    rewritten += 1
-    if any(f.partition is None for f in added.values()) or current.not_plain_parquet == "column mapping":
+    blocker = protocol_blocker_of(current)
+    if blocker is not None:
         raise UnsupportedError(
-            f"delta_version over {path}: the table has "
-            f"{current.not_plain_parquet or 'files outside Hive-style partition folders'}, "
-            "so its new files cannot be read one by one",
+            f"delta_version over {path}: the table has {blocker}, so its new files cannot be read one by one",
             hint="use a Delta-enabled Spark session, or max_target on a watermark_field",
         )
-    frame = read_files(spark, current, list(added.values()))
-    return DeltaChanges(frame, previous, current.version, len(added), rewritten)
+    state = _RangeState()
+    for version in range(previous + 1, current.version + 1):
+        _apply_commit(_commit_actions(spark, current.root, version, path), state, current, path)
+    if any(f.partition is None for f in state.added.values()):
+        raise UnsupportedError(
+            f"delta_version over {path}: the table has files outside Hive-style partition folders, so its "
+            "new files cannot be read one by one",
+            hint="use a Delta-enabled Spark session, or max_target on a watermark_field",
+        )
+    frame = read_files(spark, current, list(state.added.values()))
+    return DeltaChanges(frame, previous, current.version, len(state.added), state.rewritten)
+
+
+@dataclass
+class _Compaction:
+    """A compaction (no data change) that moved new rows of the range into its output files."""
+
+    inputs: list[str]  # the new files it compacted (still read: their rows are exactly the new ones)
+    outputs: dict[str, DeltaFile]
+    older: int  # files from before the range it merged in
+
+
+@dataclass
+class _RangeState:
+    """The commits of a ``delta_version`` range folded so far."""
+
+    added: dict[str, DeltaFile] = field(default_factory=dict)  # the files whose rows are read
+    compactions: dict[str, _Compaction] = field(default_factory=dict)  # by output file
+    rewritten: int = 0  # older files whose kept rows come again
+
+
+def _apply_commit(
+    actions: list[dict[str, Any]], state: _RangeState, current: DeltaSnapshot, path: str
+) -> None:
+    """Fold one commit into ``state``.
+
+    * a file added as a data change holds new rows;
+    * a file removed as a data change had rows updated or deleted: the rows it kept are in the files the
+      same commit adds, so a new file is dropped, and an older one's kept rows come again;
+    * a compaction (no data change) of new files is remembered, and those files are still read (their
+      rows exactly); a compaction of older files only is skipped. When a later commit touches one of its
+      outputs, the new rows are no longer where they were: its outputs are read whole instead (with the
+      older rows it merged in, which come again), and the commit acts on them as on any read file."""
+    adds = [a["add"] for a in actions if "add" in a]
+    removes = [
+        (unquote(str(a["remove"]["path"])), a["remove"].get("dataChange", True))
+        for a in actions
+        if "remove" in a
+    ]
+    for add in adds:
+        if add.get("deletionVector"):
+            raise UnsupportedError(
+                f"delta_version over {path}: a commit marks deleted rows with deletion vectors, which a "
+                "read of its files cannot apply",
+                hint="use a Delta-enabled Spark session, or max_target on a watermark_field",
+            )
+    for relative, _ in removes:
+        touched = state.compactions.get(relative)
+        if touched is not None:
+            _read_outputs_whole(state, touched)
+    columns = current.partition_columns
+    new = [delta_file(str(a["path"]), columns) for a in adds if a.get("dataChange", True)]
+    moved = [delta_file(str(a["path"]), columns) for a in adds if not a.get("dataChange", True)]
+    carried: list[str] = []
+    older = 0
+    for relative, data_change in removes:
+        was_read = relative in state.added
+        if data_change:
+            state.added.pop(relative, None)
+            # a file removed whole, with nothing added, had all its rows deleted: nothing comes again
+            state.rewritten += 0 if was_read or not new else 1
+        elif was_read:
+            carried.append(relative)
+        else:
+            older += 1
+    if carried:
+        compaction = _Compaction(carried, {f.relative: f for f in moved}, older)
+        for output in compaction.outputs:
+            state.compactions[output] = compaction
+    for file in new:
+        state.added[file.relative] = file
+
+
+def _read_outputs_whole(state: _RangeState, compaction: _Compaction) -> None:
+    for relative in compaction.inputs:
+        state.added.pop(relative, None)
+    for relative, file in compaction.outputs.items():
+        state.compactions.pop(relative, None)
+        state.added[relative] = file
+    state.rewritten += compaction.older
 
 
 def _commit_actions(spark: SparkSession, root: str, version: int, path: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
@@ -80,6 +81,15 @@ class DeltaRsTable(FileTableBase):
         self._pin_read_version()
         return super().read()
 
+    def read_files(self, files: list[DataFile], schema: StructType | None = None) -> DataFrame:
+        # stored rows are read back by Spark's partition discovery, which misreads some values delta-rs
+        # writes (escaped non-ASCII bytes, empty strings): refused before a merge acts on wrong keys
+        misread = next((f.relative for f in files if not spark_decodes(unquote(f.relative))), None)
+        if misread is not None:
+            self._refuse(f"partition values Spark's partition discovery misreads ({unquote(misread)})")
+        # a file's URI is percent-encoded (the log's path is a URI); Spark takes the name on storage
+        return super().read_files([replace(f, uri=unquote(f.uri)) for f in files], schema)
+
     def read_in_range(self, bounds: Mapping[str, tuple[Any, Any]]) -> DataFrame:
         self._pin_read_version()
         return super().read_in_range(bounds)
@@ -103,12 +113,9 @@ class DeltaRsTable(FileTableBase):
         table = self._table()
         actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         partition_cols = list(table.metadata().partition_columns)
-        described = [delta_file(str(a["path"]), tuple(partition_cols)) for a in actions]
-        self._refuse(files_blocker(actions, described))
-        # stored rows are read back by Spark's partition discovery, which would misread such a value
-        misread = next((f.relative for f in described if not spark_decodes(f.relative)), None)
-        if misread is not None:
-            self._refuse(f"partition values Spark's partition discovery misreads ({misread})")
+        self._refuse(
+            files_blocker(actions, [delta_file(str(a["path"]), tuple(partition_cols)) for a in actions])
+        )
         fields = pa.schema(table.schema().to_arrow())
         nested = [f.name for f in fields if pa.types.is_nested(f.type)]
         flat = [f.name for f in fields if not pa.types.is_nested(f.type)]
@@ -192,6 +199,14 @@ class DeltaRsTable(FileTableBase):
         deltalake = _deltalake()
         from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
+        if removed and self.exists():
+            configuration = self._table().metadata().configuration or {}
+            if str(configuration.get("delta.appendOnly", "")).lower() == "true":
+                raise UnsupportedError(
+                    f"the Delta table {self.target.name} is append-only (delta.appendOnly): a "
+                    f"{spec.strategy} that replaces files cannot be committed to it",
+                    hint="use strategy append, or unset delta.appendOnly",
+                )
         files = self._move_into_table(staged)
         adds = []
         total = 0

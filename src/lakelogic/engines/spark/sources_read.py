@@ -219,7 +219,12 @@ def _delta_version_read(
     if with_file_path:  # §14 _lakelogic_source: the table name
         frame = frame.withColumn(SOURCE_FILE_COLUMN, F.lit(step.path))
     decision = WindowDecision([], basis=DELTA_VERSION_STRATEGY, applied=previous is not None)
-    ctx.source_window_state = SourceWindowState(window, decision, versions=(previous, changes.current))
+    ctx.source_window_state = SourceWindowState(
+        window,
+        decision,
+        versions=(previous, changes.current),
+        versions_idle=previous is not None and changes.added_files == 0,
+    )
     if changes.rewritten_files:
         ctx.warnings.append(
             f"delta_version: commits after version {previous} updated or deleted rows in "
