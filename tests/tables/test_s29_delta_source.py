@@ -246,7 +246,7 @@ def test_delta_version_over_a_table_that_is_not_delta_is_a_plan_error(spark: Any
     assert "delta_version reads Delta sources only" in str(result.report.error)
 
 
-def test_the_cursor_comes_from_the_last_committed_run_that_stored_one(tmp_path: Path) -> None:
+def test_the_cursor_comes_from_the_last_successful_run_that_stored_one(tmp_path: Path) -> None:
     """A range run in between stores no version, and a run that wrote nothing moves none: the driver's
     window (and a standalone run) still starts after the last stored version."""
     from lakelogic.driver.windows import WindowSpec, resolve_window
@@ -271,10 +271,10 @@ def test_the_cursor_comes_from_the_last_committed_run_that_stored_one(tmp_path: 
 
     row("r1", 1, watermark_field=DELTA_VERSION_FIELD, watermark_value="4")
     row("r2", 2, run_mode="normal", window_label="range")  # a range window: rows by date, no version
-    row("r3", 3, watermark_field=DELTA_VERSION_FIELD, watermark_value="9", committed=False)  # --no-write
+    row("r3", 3, watermark_field=DELTA_VERSION_FIELD, watermark_value="9", run_mode="no_write")
     window = resolve_window(WindowSpec(), "c", as_of=datetime(2026, 1, 4, tzinfo=UTC), store=store)
     assert (window.start, window.cursor_field, window.cursor) == (
-        datetime(2026, 1, 3, tzinfo=UTC),
+        datetime(2026, 1, 2, tzinfo=UTC),  # the no_write run moved no window either
         DELTA_VERSION_FIELD,
         "4",
     )

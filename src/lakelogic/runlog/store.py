@@ -26,8 +26,6 @@ T = TypeVar("T")
 DEFAULT_TABLE = "run_log"
 DEFAULT_FILE = "lakelogic.duckdb"
 SUCCESS_STATUSES = ("succeeded", "partial", "no_new_data")
-# a run that committed its rows, or found none to commit
-_COMMITTED = "(committed OR status = 'no_new_data')"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 _locks_guard = threading.Lock()
@@ -242,18 +240,11 @@ class DuckDBRunLogStore:
         ``last_success`` window start)."""
         return self._last_success(contract, [])
 
-    def last_commit(self, contract: str) -> dict[str, Any] | None:
-        """Like :meth:`last_success`, among the runs that committed their rows (or found none): where a
-        standalone run's cursor comes from (``pipeline_log``, ``delta_version``). A run that wrote nothing
-        (``--no-write``, an unmaterialized ``DataProcessor.run``) moves no cursor: SEMANTICS §3.4 stores
-        it only when the run commits."""
-        return self._last_success(contract, [_COMMITTED])
-
     def last_cursor(self, contract: str, field: str) -> dict[str, Any] | None:
-        """The latest committed successful run that stored a cursor of ``field`` (a ``delta_version``
-        run's table version): runs in between that store none (a range or backfill window) do not make
-        the next incremental run start from scratch."""
-        return self._last_success(contract, [_COMMITTED, "watermark_field = ?"], [field])
+        """The latest successful run (as for :meth:`last_success`) that stored a cursor of ``field`` (a
+        ``delta_version`` run's table version): runs in between that store none (a range or backfill
+        window) do not make the next incremental run start from scratch."""
+        return self._last_success(contract, ["watermark_field = ?"], [field])
 
     def _last_success(
         self, contract: str, conditions: list[str], values: list[Any] | None = None

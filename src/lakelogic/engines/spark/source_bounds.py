@@ -13,10 +13,11 @@ passes its own), ``incremental``/``cdc`` sources read ``lower <= cursor < as_of`
 * ``manifest``: the files the manifest does not list (the source reader selects them);
 * ``delta_version``: the commits after the version the last successful run read up to (its run-log
   cursor; the source reader selects their files);
-* ``pipeline_log``: where the last successful run that committed ended its window, in the run log the
-  contract records to (``pipeline_log_table``: another table of that log; ``pipeline_name``: the name
-  its runs are logged under); none: full read, reason ``no_previous_success`` (the driver's own windows
-  do the same from the driver's run log).
+* ``pipeline_log``: where the last successful run ended its window (``last_success``: a
+  ``--no-write`` run committed nothing and does not count), in the run log the contract records to
+  (``pipeline_log_table``: another table of that log; ``pipeline_name``: the name its runs are logged
+  under); none: full read, reason ``no_previous_success`` (the driver's own windows do the same from
+  the driver's run log).
 
 ``lookback`` beside another strategy moves its lower bound back by that duration; the moved bound is
 inclusive (the rows read again are late rows that merge/SCD2 absorb).
@@ -71,7 +72,7 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
         metadata["run_log_table"] = str(table)
     store = store_for_metadata(metadata, getattr(contract, "source_file", None))
     name = str(step.settings.get("pipeline_name") or getattr(contract, "contract_name", "contract"))
-    row = store.last_commit(name) if store.exists() else None
+    row = store.last_success(name) if store.exists() else None
     end = row.get("window_end") if row else None
     if not isinstance(end, datetime):
         return None
@@ -79,7 +80,7 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
 
 
 def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
-    """The version of the contract's last committed run that stored one, from the run log ``lakelogic
+    """The version of the contract's last successful run that stored one, from the run log ``lakelogic
     run`` records it to (the driver passes the one of its own run log with its window)."""
     from lakelogic.runlog import store_for_contract
 
