@@ -201,3 +201,40 @@ def test_a_file_newer_than_the_runs_start_is_left_to_the_next_run(spark: Any, tm
     report = DataProcessor(_contract(landing, target, manifest), spark=spark).run(materialize=True).report
     assert report.counts.source == 1
     assert json.loads(manifest.read_text())["processed"] == [str(landing / "a.csv")]
+
+
+@pytest.mark.spark
+def test_a_reset_forgets_the_manifest_so_every_file_is_read_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DRIVER §17: after a reset the next run is a full load. The manifest kept listing the files, so a
+    manifest contract's emptied target stayed empty."""
+    import yaml
+
+    from lakelogic.api import DataProcessor
+    from lakelogic.contract.hierarchy import resolve_effective
+    from lakelogic.driver.nodes import build_node
+    from lakelogic.driver.registry import RegistryEntry
+    from lakelogic.driver.reset import reset_nodes
+    from lakelogic.runlog import DuckDBRunLogStore
+
+    monkeypatch.setenv("LAKELOGIC_HOME", str(tmp_path / "home"))
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    landing, target = tmp_path / "landing", tmp_path / "target"
+    _land(landing, "a.csv", "1,2026-01-01\n", datetime.now(UTC) - timedelta(hours=1))
+    doc = _contract(landing, target, tmp_path / "unused.json")
+    del doc["source"]["manifest_path"]  # the default location, keyed by the node id
+    doc["info"]["target_layer"] = "bronze"
+    path = tmp_path / "orders.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert DataProcessor(str(path), spark=spark).run(materialize=True).report.counts.source == 1
+    manifest = tmp_path / "home" / "manifests" / "bronze.manifest_orders.json"
+    assert manifest.exists()
+
+    entry = RegistryEntry(contract_path=path, registry_file=tmp_path / "_registry.yaml", index=0)
+    node = build_node(entry, resolve_effective(path).data, effective=resolve_effective(path))
+    [result] = reset_nodes(spark, [node], store=DuckDBRunLogStore(tmp_path / "rl.duckdb"))
+    assert f"manifest {manifest}" in result.emptied and not manifest.exists()
+    again = DataProcessor(str(path), spark=spark).run(materialize=True)
+    assert again.report.counts.source == 1
+    assert [r["id"] for r in spark.read.parquet(str(target)).collect()] == [1]

@@ -33,6 +33,17 @@ def _resolved(node: Node) -> Any:
     return resolve_target(contract)
 
 
+def _forget_manifest(spark: Any, node: Node) -> str | None:
+    from lakelogic.engines.spark.manifest_store import forget_manifest
+
+    contract = node.effective.contract if node.effective is not None else None
+    if contract is None or contract.source is None:
+        return None
+    return forget_manifest(
+        spark, contract.source, contract_name=node.id, contract_dir=node.contract_file.parent
+    )
+
+
 def reset_targets(node: Node) -> list[tuple[str, bool]]:
     """``(table name or path, is the target)`` pairs a reset empties: the target, then its quarantine."""
     resolved = _resolved(node)
@@ -59,6 +70,9 @@ def reset_nodes(
         tables = [] if resolved is None else empty_outputs(spark, resolved, contract=node.name)
         for name, existed in tables:
             (result.emptied if existed else result.absent).append(name)
+        manifest = _forget_manifest(spark, node)
+        if manifest is not None:  # a manifest-strategy source reads every file again
+            result.emptied.append(f"manifest {manifest}")
         if node_store is not None:
             now = datetime.now(UTC)
             node_store.write(

@@ -19,6 +19,7 @@ from lakelogic.sources.manifest import (
     FileManifest,
     is_remote,
     manifest_location,
+    normalized,
     parse_manifest,
     read_local,
     write_local,
@@ -37,6 +38,41 @@ def uses_manifest(step: ReadSource | None) -> bool:
         and step.load_mode.lower() in INCREMENTAL_MODES
         and str(step.settings.get("watermark_strategy") or "").lower() == MANIFEST_STRATEGY
     )
+
+
+def forget_manifest(
+    spark: SparkSession, source: Any, *, contract_name: str, contract_dir: Path | None
+) -> str | None:
+    """Delete the manifest of a contract ``source`` (the model's block) that uses the ``manifest``
+    strategy, so its next run reads every file again: what a reset (DRIVER §17) means for it. Returns the
+    location when a manifest was there."""
+    strategy = str(getattr(source, "watermark_strategy", "") or "").lower()
+    mode = str(getattr(source, "load_mode", "") or "").lower()
+    kind = str(getattr(source, "type", "") or "").lower()
+    if strategy != MANIFEST_STRATEGY or mode not in INCREMENTAL_MODES or kind not in _FILE_SOURCES:
+        return None
+    declared = getattr(source, "manifest_path", None)
+    location = manifest_location(
+        str(declared) if declared else None,
+        contract_name=contract_name,
+        contract_dir=contract_dir,
+        home=lakelogic_home(contract_dir),
+    )
+    try:
+        with _LOCKS.setdefault(location, threading.Lock()):
+            if not is_remote(location):
+                path = Path(normalized(location))
+                if not path.exists():
+                    return None
+                path.unlink()
+                return location
+            fs = _filesystem(spark, location)
+            if not fs.exists(location):
+                return None
+            fs.delete(location, recursive=False)
+            return location
+    except (OSError, Py4JJavaError) as exc:
+        raise SourceError(f"the manifest {location} could not be removed: {exc}") from exc
 
 
 def load_manifest(
