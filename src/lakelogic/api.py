@@ -16,7 +16,7 @@ Contract loading/compilation errors are raised as :class:`~lakelogic.errors.Cont
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -120,6 +120,7 @@ class DataProcessor:
         approval_file: str | Path | None = None,
         approval: Any = None,
         record: bool | None = None,
+        before_commit: Callable[[RunReport], None] | None = None,
     ) -> RunResult:
         """Run the contract once. ``source``: a Spark DataFrame, a path, or None (``contract.source``).
         ``env``: the active environment (SEMANTICS §7.3; else ``LAKELOGIC_ENV``). ``link_cache``: a
@@ -130,7 +131,9 @@ class DataProcessor:
         unapproved batch is staged and the run ends ``awaiting_approval``. ``approval``: a gate already
         decided (:class:`lakelogic.plan.approval.ApprovalGate`, as the driver passes it). ``record``:
         write the run-log row (DRIVER §15.1; default: when materializing; the driver and ``lakelogic
-        run`` record their own rows)."""
+        run`` record their own rows). ``before_commit``: called with the report just before the target
+        commit; a recorded run writes its run-log ``committing`` row there by default (the row a crash
+        after the commit is recovered from, instead of the run's window being read again)."""
         from lakelogic.engines.spark.pinned import pinned_semantics
         from lakelogic.engines.spark.runner import RunRequest, run_contract
         from lakelogic.sources.windows import ReadWindow
@@ -157,6 +160,9 @@ class DataProcessor:
         from lakelogic.notify import notify_run
 
         recording = materialize if record is None else record
+        if before_commit is None and recording:
+            before_commit = self._record_intent
+        request.before_commit = before_commit
         try:
             with pinned_semantics(self.spark):
                 outcome = run_contract(self.spark, self.contract, lambda: self.plan, request)
@@ -189,6 +195,16 @@ class DataProcessor:
             record_run(report, store=store_for_contract(self.contract), **extra)
         except Exception as exc:  # noqa: BLE001 - the run's own outcome stands; the loss is reported
             report.warnings.append(f"the run was not recorded in the run log: {exc}")
+
+    def _record_intent(self, report: RunReport) -> None:
+        """The run's ``committing`` row in its run log; a store that cannot be written is a warning, as
+        for the final row (the run then only loses the crash recovery)."""
+        from lakelogic.runlog import record_commit_intent, store_for_contract
+
+        try:
+            record_commit_intent(report, store=store_for_contract(self.contract))
+        except Exception as exc:  # noqa: BLE001 - the commit goes ahead; the gap is reported
+            report.warnings.append(f"the run's commit intent was not recorded in the run log: {exc}")
 
     def _approval_gate(
         self, required: bool, approval_file: str | Path | None, pipeline_run_id: str | None

@@ -76,6 +76,7 @@ def run(
                 approval_required=approval_required,
                 approval_file=approval_file,
                 record=False,  # recorded below, with a warning when the store cannot be written
+                before_commit=_intent_recorder(processor.contract, err),
             )
     except LakeLogicError as exc:  # e.g. an unreadable approval file: before anything ran
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
@@ -155,6 +156,24 @@ def _json_error(as_json: bool, kind: str, message: str, problems: list[str] | No
     if as_json:
         error = {"type": kind, "message": message, "problems": problems or []}
         typer.echo(json.dumps({"status": "failed", "error": error}, indent=2))
+
+
+def _intent_recorder(contract: Any, err: Console) -> Any:
+    """The run's ``committing`` row, written just before its target commit into the store ``_record``
+    writes the final row to (a crash in between is then recovered by the next run)."""
+
+    def record(report: RunReport) -> None:
+        try:
+            from lakelogic.runlog import record_commit_intent, store_for_contract
+
+            record_commit_intent(report, store=store_for_contract(contract))
+        except Exception as exc:  # noqa: BLE001 - the commit goes ahead; only its crash recovery is lost
+            err.print(
+                f"[yellow]warning:[/yellow] the run's commit intent was not recorded in the run log: {exc}",
+                highlight=False,
+            )
+
+    return record
 
 
 def _record(report: RunReport, contract: Any, err: Console, *, no_write: bool) -> None:

@@ -29,6 +29,8 @@ class RunRequest:
     window: Window
     as_of: datetime
     attempt: int = 1
+    # the driver's run-log ``committing`` row, written by the run just before its target commit
+    before_commit: Callable[[RunReport], None] | None = None
 
 
 ContractRunner = Callable[[RunRequest], RunReport]

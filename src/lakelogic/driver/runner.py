@@ -48,7 +48,7 @@ from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.windows import Window, not_past, resolve_window
 from lakelogic.errors import LakeLogicError
 from lakelogic.report import ErrorBlock, RunReport
-from lakelogic.runlog import RunLogStore
+from lakelogic.runlog import RunLogStore, record_commit_intent
 from lakelogic.types import RunStatus
 
 __all__ = ["ContractRunner", "DriverOptions", "PipelineResult", "PipelineRun", "RunRequest", "is_transient"]
@@ -297,6 +297,7 @@ class PipelineRun:
                 request.window,
                 request.as_of,
                 counter["n"],
+                before_commit=self._intent_recorder(request.node, request.window, counter["n"]),
             )
             return self.runner(attempt)
 
@@ -477,11 +478,20 @@ class PipelineRun:
             elif self.options.window_override is not None:
                 self.windows[node.id] = self.options.window_override
             else:
+                self._settle_commits(node)
                 self.windows[node.id] = resolve_window(
                     self.options.window, node.name, as_of=self.as_of, store=self.stores.lookup(node)
                 )
             self.windows[node.id] = not_past(self.windows[node.id], self.as_of)
         return self.windows[node.id]
+
+    def _settle_commits(self, node: Node) -> None:
+        """A run of the node that committed but stopped before its run-log row (a crash the operator did
+        not ``--resume``) is recorded before its window is computed, so the window starts after it."""
+        settle = getattr(self.runner, "settle_commits", None)
+        store = self.stores.of(node)
+        if callable(settle) and store is not None:
+            settle(node, store)
 
     def _upstream_block(self, node_id: str, window: Window) -> tuple[Block | None, list[str]]:
         node = self.dag.nodes[node_id]
@@ -517,6 +527,33 @@ class PipelineRun:
         self, node: Node, window: Window, status: RunStatus, started: datetime
     ) -> RunReport:
         return synthetic_report(node, window, status, started, self.pipeline_run_id, self.options)
+
+    def _intent_recorder(
+        self, node: Node, window: Window, attempt: int
+    ) -> Callable[[RunReport], None] | None:
+        """The node's ``committing`` row in the store its outcome goes to (``commit_recovery``)."""
+        store = self.stores.of(node)
+        if store is None:
+            return None
+
+        def record(report: RunReport) -> None:
+            if report.pipeline_run_id is None:
+                report.pipeline_run_id = self.pipeline_run_id
+            try:
+                record_commit_intent(
+                    report,
+                    store=store,
+                    entity=node.entity,
+                    contract_file=str(node.contract_file),
+                    backfill_id=self.options.backfill_id,
+                    run_mode=window.run_mode,
+                    attempts=attempt,
+                    window_reason=window.reason,
+                )
+            except Exception as exc:  # noqa: BLE001 - the commit goes ahead; only its crash recovery is lost
+                report.warnings.append(f"the run's commit intent was not recorded in the run log: {exc}")
+
+        return record
 
     def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
         if self.state is not None:

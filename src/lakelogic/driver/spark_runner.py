@@ -131,6 +131,7 @@ class SparkContractRunner:
                 link_cache=self.cache if cached else None,
                 notify=False,  # once per contract, below or in on_final_failure (not per retried attempt)
                 record=False,  # the driver records the outcome with its own columns
+                before_commit=request.before_commit,
                 approval=self.approval_gate(node, request.pipeline_run_id, processor.contract),
             )
             report: RunReport = result.report
@@ -147,6 +148,23 @@ class SparkContractRunner:
 
             notify_run(processor.contract, report)
             return report
+
+    def settle_commits(self, node: Any, store: Any) -> None:
+        """Record the node's runs that committed but stopped before their run-log row (before its window
+        is computed from that log). A target that cannot be read leaves the log as it is, with a warning:
+        the window is then the one the log alone gives, as before such a row existed."""
+        from lakelogic.api import load_run_contract
+        from lakelogic.engines.spark.commit_recovery import settle_pending_commits
+
+        try:
+            contract = (
+                node.effective.contract
+                if node.effective is not None
+                else load_run_contract(node.contract_file)
+            )
+            settle_pending_commits(self.spark, contract, store, name=node.name)
+        except Exception as exc:  # noqa: BLE001 - the log keeps its rows; the window is the log's own
+            logger.warning("{}: checking its interrupted commits failed: {}", node.id, exc)
 
     def on_final_failure(self, node: Any, report: RunReport) -> None:
         """The driver gave up on ``node`` (an error no retry fixed): tell its ``failure`` channels once."""

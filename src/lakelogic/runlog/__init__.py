@@ -15,6 +15,7 @@ from typing import Any
 from lakelogic.report import RunReport
 from lakelogic.runlog.record import RUN_LOG_COLUMNS, row_from_report
 from lakelogic.runlog.store import (
+    COMMITTING,
     DEFAULT_TABLE,
     SUCCESS_STATUSES,
     DuckDBRunLogStore,
@@ -58,6 +59,7 @@ def set_default_store(store: RunLogStore | None) -> None:
 
 __all__ = [
     "BACKENDS",
+    "COMMITTING",
     "DEFAULT_TABLE",
     "RUN_LOG_COLUMNS",
     "RUN_LOG_KEYS",
@@ -70,6 +72,7 @@ __all__ = [
     "find_project_root",
     "names_store",
     "open_store",
+    "record_commit_intent",
     "record_run",
     "register_backend",
     "row_from_report",
@@ -191,4 +194,16 @@ def record_run(
         root_cause=root_cause,
         **extra,
     )
+    open_store(store).write(row)
+
+
+def record_commit_intent(
+    report: RunReport, *, store: RunLogStore | str | Path | None = None, **extra: Any
+) -> None:
+    """Write the ``committing`` row of a run about to commit its target: the row its final
+    :func:`record_run` replaces. If the process stops between the commit and that final row, the next run
+    of the contract finds this row, sees the commit in the target, and records the run as it ended
+    (``lakelogic.engines.spark.commit_recovery``) before it computes a window from the run log."""
+    row = row_from_report(report, **extra)
+    row.update(status=COMMITTING, finished_at=None, duration_seconds=None, committed=False)
     open_store(store).write(row)

@@ -19,13 +19,23 @@ from typing import Any, TypeVar
 from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
 
 from lakelogic.errors import LakeLogicError, MissingDependencyError
-from lakelogic.runlog.record import BOOLEAN_COLUMNS, RUN_LOG_COLUMNS, TIMESTAMP_COLUMNS, normalise_row
+from lakelogic.runlog.record import (
+    BOOLEAN_COLUMNS,
+    RUN_LOG_COLUMNS,
+    TIMESTAMP_COLUMNS,
+    normalise_row,
+    to_utc_naive,
+)
 
 T = TypeVar("T")
 
 DEFAULT_TABLE = "run_log"
 DEFAULT_FILE = "lakelogic.duckdb"
 SUCCESS_STATUSES = ("succeeded", "partial", "no_new_data")
+# A run about to commit its target writes this row first; its final row replaces it (upsert by run id). A
+# row still ``committing`` later means the process stopped after the intent: whether the target holds the
+# commit decides what it was (``lakelogic.engines.spark.commit_recovery``).
+COMMITTING = "committing"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 _locks_guard = threading.Lock()
@@ -261,6 +271,22 @@ class DuckDBRunLogStore:
             where, [*params, *(values or [])], "window_end DESC NULLS LAST, finished_at DESC NULLS LAST", 1
         )
         return rows[0] if rows else None
+
+    def pending_commits(self, contract: str) -> list[dict[str, Any]]:
+        """Rows of ``contract`` still ``committing`` (after the latest reset) that end later than its last
+        success: the only ones that could move its next window or cursor. Newest first."""
+        where, params = self._after_reset(contract)
+        where.append(f"status = '{COMMITTING}'")
+        last = self.last_success(contract)
+        end = last.get("window_end") if last else None
+        began = last.get("started_at") if last else None
+        if end is not None:
+            where.append("(window_end > ? OR (window_end IS NULL AND started_at > ?))")
+            params += [self._encode(to_utc_naive(end)), self._encode(to_utc_naive(began or end))]
+        elif began is not None:
+            where.append("started_at > ?")
+            params.append(self._encode(to_utc_naive(began)))
+        return self._select(where, params, "started_at DESC NULLS LAST", 10)
 
     def latest_run(self, contract: str) -> dict[str, Any] | None:
         """Latest non-skipped run after the latest reset (upstream freshness, DRIVER §7)."""

@@ -8,6 +8,7 @@ commit stamped with the run identity; a write whose stamp is already present is 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -80,12 +81,15 @@ def materialize_run(
     reprocess: bool | None = None,
     as_of: datetime | None = None,
     resolved: ResolvedTarget | None = None,
+    before_commit: Callable[[RunReport], None] | None = None,
 ) -> MaterializationInfo:
     """Write ``good`` to the contract's target and ``bad`` to its quarantine sink (SEMANTICS §13).
 
     Returns the report's materialization block (also stored on ``report``). ``reprocess`` defaults to
     ``report.window.label == 'reprocess'``. ``resolved``: the target as resolved earlier (publishing a
-    batch staged for approval writes where the run would have written).
+    batch staged for approval writes where the run would have written). ``before_commit``: called with
+    the report just before the target write (the run log's ``committing`` row, so a crash after the commit
+    is recovered from it instead of reading the run's window again).
     """
     from lakelogic.tables.spark_evolution import WriteDrift
     from lakelogic.tables.spark_write import write_frame
@@ -121,6 +125,8 @@ def materialize_run(
             "external_logic.handles_output: the code writes the output; the target was not written"
         )
     else:
+        if before_commit is not None:
+            before_commit(report)
         began = time.perf_counter()
         try:
             outcome = write_frame(spark, good, resolved, spec, stamp, reprocess_window=reprocess_window)

@@ -80,6 +80,8 @@ class RunRequest:
     link_cache: Any = None
     # The approval gate (DRIVER §11; lakelogic.plan.approval.ApprovalGate); None: no approval.
     approval: Any = None
+    # Called with the report just before the target commit: the caller's run-log ``committing`` row.
+    before_commit: Callable[[RunReport], None] | None = None
 
 
 @dataclass
@@ -728,6 +730,7 @@ def _materialize(
         pipeline_run_id=request.pipeline_run_id,
         window=request.window,
         env=request.env,
+        before_commit=request.before_commit,
     )
 
 

@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from loguru import logger
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -63,9 +64,22 @@ def with_lookback(spark: SparkSession, step: ReadSource | None, window: ReadWind
     return replace(window, start=minus_duration(spark, window.start, lookback), start_exclusive=False)
 
 
-def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
+def _settled(spark: SparkSession, contract: Any) -> None:
+    """A run of this contract that committed but stopped before its run-log row is recorded first, so the
+    bound below starts after its rows (``commit_recovery``)."""
+    from lakelogic.engines.spark.commit_recovery import settle_pending_commits
+    from lakelogic.runlog import store_for_contract
+
+    try:
+        settle_pending_commits(spark, contract, store_for_contract(contract))
+    except LakeLogicError as exc:  # e.g. a target that cannot be read: the log's own bound, as before
+        logger.warning("checking the interrupted commits of the contract failed: {}", exc)
+
+
+def _pipeline_log_start(spark: SparkSession, contract: Any, step: ReadSource) -> datetime | None:
     from lakelogic.runlog import store_for_metadata
 
+    _settled(spark, contract)
     metadata = dict(getattr(contract, "metadata", None) or {})
     table = step.settings.get("pipeline_log_table")
     if table:
@@ -79,11 +93,12 @@ def _pipeline_log_start(contract: Any, step: ReadSource) -> datetime | None:
     return end if end.tzinfo else end.replace(tzinfo=UTC)  # run-log timestamps are naive UTC
 
 
-def _delta_version_window(contract: Any, as_of: datetime) -> ReadWindow:
+def _delta_version_window(spark: SparkSession, contract: Any, as_of: datetime) -> ReadWindow:
     """The version of the contract's last successful run that stored one, from the run log ``lakelogic
     run`` records it to (the driver passes the one of its own run log with its window)."""
     from lakelogic.runlog import store_for_contract
 
+    _settled(spark, contract)
     store = store_for_contract(contract)
     name = str(getattr(contract, "contract_name", "contract"))
     row = store.last_cursor(name, DELTA_VERSION_FIELD) if store.exists() else None
@@ -117,9 +132,9 @@ def standalone_window(
     elif strategy == MANIFEST_STRATEGY:  # the source reader selects the files the manifest lacks
         return ReadWindow("incremental", None, as_of, reason=MANIFEST_STRATEGY)
     elif strategy == DELTA_VERSION_STRATEGY:  # the source reader takes the commits after the cursor
-        return _delta_version_window(contract, as_of)
+        return _delta_version_window(spark, contract, as_of)
     elif strategy == "pipeline_log":
-        start = _pipeline_log_start(contract, step)
+        start = _pipeline_log_start(spark, contract, step)
         if start is None:
             return ReadWindow("incremental", None, as_of, reason="no_previous_success")
     else:
