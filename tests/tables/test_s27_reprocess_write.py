@@ -98,3 +98,19 @@ def test_a_batch_row_with_no_date_is_outside_every_window(spark: Any, make_targe
     with pytest.raises(CommitError, match=r"outside the window"):
         write_frame(spark, batch, target, spec, CommitStamp("fix", "c"), reprocess_window=WINDOW)
     assert sorted(r["id"] for r in read_back(spark, target)) == [r[0] for r in SEED]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_reprocess_by_a_text_date_column_replaces_exactly_its_day(
+    spark: Any, make_target: Make, fmt: str
+) -> None:
+    """Bronze keeps dates as text: compared as text, ``'2024-01-03' < '2024-01-03 00:00:00+00:00'`` put the
+    next day inside the window, so its rows were deleted and the day's own rows stayed beside the batch."""
+    target = make_target(fmt)
+    seed = spark.createDataFrame([(i, d.isoformat()) for i, d in SEED], "id int, day string").coalesce(1)
+    write_frame(spark, seed, target, WriteSpec(strategy="append"), CommitStamp("seed", "c"))
+    fix = spark.createDataFrame([(20, "2024-01-02")], "id int, day string")
+    spec = WriteSpec(strategy="append", reprocess_date_column="day")
+    outcome = write_frame(spark, fix, target, spec, CommitStamp("fix", "c"), reprocess_window=WINDOW)
+    assert sorted(r["id"] for r in read_back(spark, target)) == [1, 6, 7, 20]
+    assert (outcome.rows_inserted, outcome.rows_deleted) == (1, 4)

@@ -24,7 +24,12 @@ if TYPE_CHECKING:
 
 def window_sql(column: str, start: object, end: object, *, cast_to: str | None = None) -> str:
     """``start <= column < end`` as SQL (either bound may be None; no bound = ``true``); ``column`` is
-    already quoted/qualified, the bounds are text literals, cast to ``cast_to`` when given."""
+    already quoted/qualified and ``cast_to`` is its type, the bounds are cast to it. A text column (or an
+    unknown type) is compared as a timestamp, as Spark compares it with the batch guard's timestamp
+    bounds: text against text put ``'2026-01-02'`` below ``'2026-01-02 00:00:00+00:00'``, so a reprocess
+    of one day deleted the next day's rows as well."""
+    if cast_to is None or cast_to.split("(")[0].strip().upper() in ("STRING", "VARCHAR", "CHAR"):
+        column, cast_to = f"CAST({column} AS TIMESTAMP_LTZ)", "TIMESTAMP_LTZ"
 
     def literal(value: object) -> str:
         text = sql_string(str(value))

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 from pyspark.sql.utils import AnalysisException
 
 from lakelogic.tables.base import CommitResult, ReplaceResult, window_sql
+from lakelogic.tables.spark_batch import cast_type_name
 from lakelogic.tables.spark_evolution import EvolutionPlan
 from lakelogic.tables.spark_fs import HadoopFS
 from lakelogic.tables.spark_iceberg import quote_ident
@@ -113,7 +114,11 @@ class NativeDeltaTable:
         start: object,
         end: object,
     ) -> CommitResult:
-        window = window_sql(quote_ident(column), start, end)
+        schema = self.schema() if self.exists() else None
+        kind = (
+            cast_type_name(schema[column].dataType) if schema is not None and column in schema.names else None
+        )
+        window = window_sql(quote_ident(column), start, end, cast_to=kind)
         # the target rows the write replaces, counted before it (files it rewrites keep their other rows)
         deleted = self.read().where(window).count() if self.exists() else 0
         result = self._write(frame, stamp, spec, "overwrite", replaceWhere=window)
