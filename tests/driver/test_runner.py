@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from lakelogic.driver.dag import build_dag
 from lakelogic.driver.runner import DriverOptions, PipelineRun
 from lakelogic.driver.windows import WindowSpec
 from lakelogic.errors import PlanError
+from lakelogic.report import Counts
 from lakelogic.runlog import DuckDBRunLogStore
 from tests.driver.helpers import FakeRunner, dataset_rule_fails, node, ok, quarantines, raises
 
@@ -69,6 +71,7 @@ def test_dataset_rule_error_gates_exactly_the_dependents(tmp_path: Path) -> None
     assert rows["report_z"]["skip_reason"] == "upstream_gated"
     assert rows["report_z"]["gate_reason"] == "dataset_rule:id_unique"
     assert rows["sb"]["gated"] is True and rows["sb"]["dataset_rules_failed"] == 1
+    assert rows["report_z"]["contract_version"] == "1.0.0"  # a skipped row names what was skipped (§15.1)
 
 
 def test_warning_dataset_rule_never_gates() -> None:
@@ -286,3 +289,71 @@ def test_the_final_failure_is_announced_once_after_the_retries() -> None:
     result = run([node("a", "bronze"), node("b", "bronze")], fake, retries=2, retry_backoff=0.001)
     assert result.outcomes["bronze.a"].attempts == 3
     assert finals == ["bronze.a:failed"]  # not bronze.b, which succeeded; once for a
+
+
+def _committing(sleep_before: float, sleep_after: float, commits: list[str]) -> Any:
+    """A run that reaches its commit after ``sleep_before`` s (calling ``before_commit`` as the engine
+    does), commits, and returns after ``sleep_after`` s more."""
+    import time
+
+    from lakelogic.report import MaterializationInfo
+    from tests.driver.helpers import report_for
+
+    def run(request: Any) -> Any:
+        time.sleep(sleep_before)
+        report = report_for(request, counts=Counts(source=1, good=1))
+        if request.before_commit is not None:
+            request.before_commit(report)
+        commits.append(request.run_id)
+        time.sleep(sleep_after)
+        report.materialization = MaterializationInfo(target="t", committed=True, rows_inserted=1)
+        return report
+
+    return run
+
+
+def test_a_timed_out_run_does_not_start_its_commit_and_is_logged_under_its_own_run_id(tmp_path: Path) -> None:
+    """DRIVER §13: the work is cancelled; a commit not yet begun never begins (the fake's commit comes
+    after the timeout), and the timeout row carries the run's own id (§15.1, one row per run)."""
+    import time
+
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    commits: list[str] = []
+    fake = FakeRunner({"slow": _committing(1.0, 0.0, commits)})
+    result = PipelineRun(
+        build_dag([node("slow", "bronze")]),
+        fake,
+        options=DriverOptions(timeout_minutes=0.003),
+        store=store,
+        pipeline_run_id="p-timeout",
+        as_of=AS_OF,
+    ).execute()
+    time.sleep(1.5)  # the abandoned thread reaches its commit point and is refused there
+    assert result.outcomes["bronze.slow"].report.error.type == "timeout"
+    assert commits == []
+    [row] = store.query(pipeline_run_id="p-timeout")
+    assert row["run_id"] == fake.calls[0].run_id and row["status"] == "failed"
+
+
+def test_a_commit_that_had_begun_when_the_timeout_fired_is_logged_as_committed(tmp_path: Path) -> None:
+    """The commit is atomic: begun before the timeout, it lands; the run log then records it (under the
+    run's id), or the node's next window would read its rows again."""
+    import time
+
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    commits: list[str] = []
+    fake = FakeRunner({"slow": _committing(0.0, 1.0, commits)})
+    result = PipelineRun(
+        build_dag([node("slow", "bronze")]),
+        fake,
+        options=DriverOptions(timeout_minutes=0.003),
+        store=store,
+        pipeline_run_id="p-late",
+        as_of=AS_OF,
+    ).execute()
+    assert result.outcomes["bronze.slow"].status == "failed"
+    time.sleep(1.5)
+    assert commits == [fake.calls[0].run_id]
+    [row] = store.query(pipeline_run_id="p-late")
+    assert row["run_id"] == commits[0] and row["status"] == "succeeded" and row["committed"] is True
+    assert "after the driver had recorded the contract as timed out" in row["report_json"]

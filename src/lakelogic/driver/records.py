@@ -30,7 +30,7 @@ def synthetic_report(
         contract=node.name,
         title=info.get("title"),
         table_name=node.table_name,
-        contract_version=info.get("version"),
+        contract_version=str(info.get("version") or "1.0.0"),  # SEMANTICS §2's default, as runs report it
         layer=node.layer,
         domain=node.domain,
         system=node.system,

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from loguru import logger
@@ -46,7 +47,7 @@ from lakelogic.driver.records import record_outcome, synthetic_report
 from lakelogic.driver.run_logs import NodeStores
 from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.windows import Window, not_past, resolve_window
-from lakelogic.errors import LakeLogicError
+from lakelogic.errors import LakeLogicError, RunHalted
 from lakelogic.report import ErrorBlock, RunReport
 from lakelogic.runlog import RunLogStore, record_commit_intent
 from lakelogic.types import RunStatus
@@ -101,6 +102,10 @@ class PipelineRun:
         self._circuit_open = False
         # timed-out nodes whose threads may still be busy: they hold a worker until they return
         self._abandoned: list[Future[tuple[RunReport, int]]] = []
+        # Nodes the driver gave up on by timeout: their runs must not commit afterwards (their
+        # before_commit refuses), since the run log already says they failed.
+        self._timed_out: set[str] = set()
+        self._run_ids: dict[str, str] = {}
 
     @property
     def store(self) -> RunLogStore | None:
@@ -239,6 +244,7 @@ class PipelineRun:
             in_flight = saved is not None and saved.status == "running" and saved.run_id
             run_id = saved.run_id if in_flight and saved is not None and saved.run_id else str(uuid.uuid4())
             request = RunRequest(node, run_id, self.pipeline_run_id, window, self.as_of)
+            self._run_ids[node_id] = run_id
             if self.state is not None:
                 self.state.record_start(node_id, run_id, window)
             self.on_event(node_id, "running", None)
@@ -269,16 +275,38 @@ class PipelineRun:
         for future, (node_id, window, t_start, deadline) in list(running.items()):
             if deadline is not None and now >= deadline:
                 running.pop(future)
+                self._timed_out.add(node_id)  # before the cancel: a commit not yet begun never begins
                 if self.cancel is not None:
                     self.cancel(node_id)  # cancels the node's Spark job group
-                if not future.cancel():
-                    self._abandoned.append(future)
                 node = self.dag.nodes[node_id]
+                abandoned = not future.cancel()
                 report = self._synthetic_report(node, window, RunStatus.FAILED, t_start)
+                # the run's own id: its commit markers and its run-log row are one run (§15.1)
+                report.run_id = self._run_ids.get(node_id, report.run_id)
                 report.error = ErrorBlock(type="timeout", message=f"{node_id} exceeded its timeout")
                 self._complete(node, window, report, attempts=1)
+                if abandoned:
+                    self._abandoned.append(future)
+                    # after the timeout row: a commit landing later replaces it, never the reverse
+                    future.add_done_callback(partial(self._late_commit, node, window))
                 expired = True
         return expired
+
+    def _late_commit(self, node: Node, window: Window, future: Future[tuple[RunReport, int]]) -> None:
+        """A timed-out run that committed anyway (its commit had begun when the timeout fired; a commit is
+        atomic, DRIVER §13): its run-log row says so, or the next window would read those rows again."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        report, attempts = future.result()
+        materialization = report.materialization
+        if materialization is None or not materialization.committed:
+            return
+        report.warnings.append("committed after the driver had recorded the contract as timed out")
+        logger.warning("{}: its run {} committed after its timeout; recorded", node.id, report.run_id)
+        store = self.stores.of(node)
+        if store is not None:
+            outcome = Outcome(node.id, str(report.status), report=report, attempts=attempts)
+            record_outcome(store, node, window, outcome, self.pipeline_run_id, self.options)
 
     # one node ------------------------------------------------------------------------------
 
@@ -533,10 +561,12 @@ class PipelineRun:
     ) -> Callable[[RunReport], None] | None:
         """The node's ``committing`` row in the store its outcome goes to (``commit_recovery``)."""
         store = self.stores.of(node)
-        if store is None:
-            return None
 
         def record(report: RunReport) -> None:
+            if node.id in self._timed_out:
+                raise RunHalted(f"{node.id} exceeded its timeout: its commit was not started")
+            if store is None:
+                return
             if report.pipeline_run_id is None:
                 report.pipeline_run_id = self.pipeline_run_id
             try:
