@@ -125,6 +125,18 @@ def test_notifications_concatenate_and_dedupe(project: Path) -> None:
     assert eff.origins["quarantine.notifications"].how == "concatenated"
 
 
+def test_a_files_own_quarantine_channels_join_its_top_level_channels(project: Path) -> None:
+    """DRIVER §2.3/§2.4: a hierarchy file's ``quarantine.notifications`` and its top-level
+    ``notifications`` are both channels of the contracts below; neither replaces the other."""
+    system = project / "retail" / "crm" / "_system.yaml"
+    system.write_text(
+        system.read_text() + "quarantine:\n  notifications:\n    - {type: webhook, url: 'https://x.test/q'}\n"
+    )
+    eff = resolve_effective(contract(project), env="dev")
+    dests = [n.get("to") or n.get("channel") or n.get("url") for n in eff.data["quarantine"]["notifications"]]
+    assert dests == ["data@example.com", "https://x.test/q", "#crm"]
+
+
 def test_locked_path_changed_by_contract_is_an_error(project: Path) -> None:
     path = contract(project, "lineage: {enabled: false}\n")
     with pytest.raises(ContractError) as info:

@@ -96,12 +96,9 @@ class Merger:
                     nxt = {}
                     target[part] = nxt
                 target = nxt
-            last = parts[-1]
-            current = target.get(last)
-            if isinstance(overlay, Mapping) and isinstance(current, dict):
-                self._merge_into(current, overlay, at, source, hierarchy)
-            else:
-                self._set(target, last, overlay, at, source, hierarchy)
+            # the same rules as a nested overlay: a ``notifications`` list placed at a path is joined
+            # with the one already there (a file's own quarantine block and its top-level channels)
+            self._merge_into(target, {parts[-1]: overlay}, ".".join(parts[:-1]), source, hierarchy)
             return
         self._merge_into(self.data, overlay, "", source, hierarchy)
 
