@@ -221,6 +221,18 @@ def test_bucket(spark: Any) -> None:
     assert [r["band"] for r in got] == ["low", "rest", "rest", None, "rest", "low"]
 
 
+def test_bucket_of_numeric_text_compares_numbers(spark: Any) -> None:
+    """A pre op sees CSV text: against integer bounds Spark cast the text to an integer, so "100.7" was
+    equal to 100 and "1e3" fell to the default."""
+    ctx = make_ctx(spark)
+    values = [(1, "99.5"), (2, "100"), (3, "100.7"), (4, "1e3"), (5, "abc"), (6, None)]
+    df = spark.createDataFrame(values, "id int, amount string")
+    bins = [{"label": "small", "lt": 100}, {"label": "exactly", "eq": 100}, {"label": "big", "gt": 100}]
+    op = {"bucket": {"field": "band", "source": "amount", "bins": bins, "default": "unknown"}}
+    got = [r["band"] for r in rows(run(df, ctx, op), "id")]
+    assert got == ["small", "exactly", "big", "big", "unknown", "unknown"]
+
+
 @pytest.mark.parametrize("side", ["BOTH", "LEADING", "TRAILING"])
 def test_guarded_trim_equals_spark_trim_of_the_whitespace_set(spark: Any, side: str) -> None:
     """trim_sql skips values with nothing to strip; the result must be TRIM's on every kind of value."""

@@ -189,3 +189,23 @@ def test_sql_views_are_unique_per_run(spark: Any) -> None:
     # a and b were built from the same op on the same session; each still reads its own frame
     assert [r["v"] for r in a.collect()] == [2]
     assert [r["v"] for r in b.collect()] == [101]
+
+
+def test_a_link_named_like_the_dataset_is_the_link_in_sql_ops(spark: Any, tmp_path: Any) -> None:
+    """§4: links are named for sql ops; the dataset's own name is a synonym of ``source`` only while no
+    link claims it (before, the link was silently replaced by the source and nothing was filtered)."""
+    from lakelogic.api import DataProcessor
+
+    allow = str(tmp_path / "allow")
+    spark.createDataFrame([("1",)], "c string").write.parquet(allow)
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "probe", "table_name": "probe"},
+        "model": {"fields": [{"name": "id", "type": "integer"}, {"name": "c", "type": "string"}]},
+        "links": [{"name": "probe", "path": allow}],
+        "transformations": [{"sql": "SELECT * FROM source WHERE c IN (SELECT c FROM probe)"}],
+    }
+    source = spark.createDataFrame([(1, "1"), (2, "7")], "id int, c string")
+    result = DataProcessor(doc, spark=spark).run(source)
+    assert [r["id"] for r in result.good.collect()] == [1]
+    assert result.report.counts.filtered == 1

@@ -343,3 +343,16 @@ def test_columns_filled_by_the_write_get_no_required_rule() -> None:
     # without SCD2, is_current is ordinary data again
     plan = compile_doc(contract_doc(model=model))
     assert [r.name for r in plan.row_rules] == ["id_required", "is_current_required"]
+
+
+@pytest.mark.parametrize("sql", ["sum(amount) > 0", "amount > avg(amount)", "bool_and(amount > 0)"])
+def test_an_aggregate_in_a_row_rule_is_a_plan_error_naming_the_rule(sql: str) -> None:
+    """A row rule holds per row: an aggregate failed only when Spark analysed the whole projection, as an
+    unnamed engine error. A window aggregate compares a row with its peers and stays allowed."""
+    with pytest.raises(PlanError) as info:
+        compile_doc(contract_doc(quality={"row_rules": [{"name": "total_positive", "sql": sql}]}))
+    assert "total_positive" in str(info.value) and "quality.row_rules[0].sql" in str(info.value)
+    assert "dataset_rules" in str(info.value)
+    compile_doc(
+        contract_doc(quality={"row_rules": [{"name": "w", "sql": "amount <= 10 * avg(amount) OVER ()"}]})
+    )

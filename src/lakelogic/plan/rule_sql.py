@@ -58,6 +58,14 @@ def compile_row_sql(
         return node
 
     tree = tree.transform(rewrite_regexp)
+    aggregate = next((a for a in tree.find_all(exp.AggFunc) if not a.find_ancestor(exp.Window)), None)
+    if aggregate is not None:
+        raise PlanError(
+            f"{what}: a row rule is checked on each row and cannot aggregate ({to_spark(aggregate)})",
+            yaml_path=yaml_path,
+            hint="checks over the whole batch belong in quality.dataset_rules (e.g. sql: 'sum(amount) > 0'); "
+            "a row may be compared with a window, e.g. amount <= 10 * avg(amount) OVER ()",
+        )
 
     probes: list[ReferenceProbe] = []
 

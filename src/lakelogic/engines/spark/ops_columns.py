@@ -15,6 +15,7 @@ from pyspark.sql.types import (
     ArrayType,
     BooleanType,
     DataType,
+    DoubleType,
     MapType,
     NullType,
     NumericType,
@@ -230,10 +231,19 @@ def apply_bucket(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Dat
 
     default = label(p.get("default"))
     result = F.when(source.isNull(), default)
+    # Text holding numbers (a pre op over CSV text) is compared as a number: against an integer bound
+    # Spark casts the text to an integer, so "100.7" compared equal to 100 and "1e3" was NULL.
+    text = isinstance(field_type(frame, p["source"]), StringType)
+    numeric = source.cast(DoubleType()) if text else source
     for b in p["bins"]:
         condition: Column = F.lit(True)
         for key, make in _BIN_OPS.items():
-            if b.get(key) is not None:
-                condition = condition & make(source, F.lit(b[key]))
+            bound = b.get(key)
+            if bound is None:
+                continue
+            is_number = isinstance(bound, int | float) and not isinstance(bound, bool)
+            condition = condition & (
+                make(numeric, F.lit(float(bound))) if text and is_number else make(source, F.lit(bound))
+            )
         result = result.when(condition, label(b["label"]))
     return with_columns(frame, {p["field"]: result.otherwise(default)})

@@ -89,9 +89,10 @@ def _bindings(
     wanted = _referenced_names(node)
     candidates: dict[str, DataFrame] = {name.lower(): df for name, df in ctx.links.items()}
     if frame is not None:
-        # `source`, `{dataset}`, `{source}` and the dataset's own name all mean the previous frame.
+        # `source`, `{dataset}`, `{source}` and the dataset's own name all mean the previous frame; a
+        # link declared under the dataset's name keeps that name (links are named for sql ops, §4)
         for synonym in (SOURCE, "{dataset}", "{source}", (_dataset_name(step, ctx) or "").lower()):
-            if synonym:
+            if synonym and (synonym.startswith("{") or synonym == SOURCE or synonym not in candidates):
                 candidates[synonym] = frame
     names: dict[str, str] = {}
     views: dict[str, DataFrame] = {}
