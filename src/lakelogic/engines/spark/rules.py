@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.counting import Observations, sum_flag
+from lakelogic.engines.spark.regex_check import refuse_invalid_patterns
 from lakelogic.errors import PlanError
 from lakelogic.plan.sqlutil import quote_ident, sql_string
 from lakelogic.types import Phase, Severity
@@ -136,6 +137,9 @@ def evaluate_checks(
 ) -> PhaseResult:
     """Flag every check in one projection; observation ``label`` gets ``rows`` and ``c<i>`` fail counts
     (``defer``: counted at the chain's next observation point, which must see the same rows and flags)."""
+    refuse_invalid_patterns(
+        frame.sparkSession, ((c.name, c.fail_sql, c.yaml_path or "quality.row_rules") for c in checks)
+    )
     result = PhaseResult(frame, checks, list(frame.columns), include_reason, tag)
     flags = result.flags
     error_flags = [flag for c, flag in zip(checks, flags, strict=True) if c.quarantines]

@@ -144,9 +144,17 @@ _SQL_RUNTIME_ERRORS = (
 )
 
 
+_BAD_PATTERN = "java.util.regex.PatternSyntaxException: "
+
+
 def _sql_runtime_error(text: str) -> str | None:
     lines = text.splitlines()
     for i, line in enumerate(lines):
+        if _BAD_PATTERN in line:
+            # a pattern computed by the contract's SQL (literal ones are refused before the run reads);
+            # Java's description spans the message line and the two lines that quote and point into it
+            described = [line.split(_BAD_PATTERN, 1)[1].strip(), *lines[i + 1 : i + 3]]
+            return ("invalid regular expression: " + "\n".join(described))[:500]
         if any(f"[{name}" in line for name in _SQL_RUNTIME_ERRORS):
             return line.split("Exception: ", 1)[-1].strip()[:500]
         # Spark 3.5's raise_error/assert_true: a bare RuntimeException thrown by generated code
