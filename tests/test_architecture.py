@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": BASE | {"plan", "contract", "engines", "tables", "sources", "runlog", "notify"},
     "driver": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "api", "notify"},
     "cli": BASE | {"contract", "plan", "engines", "tables", "sources", "runlog", "driver", "api", "notify"},
+    "__main__": {"cli"},  # `python -m lakelogic`: the CLI entry point and nothing else
 }
 
 
