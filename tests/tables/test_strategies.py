@@ -226,6 +226,11 @@ def test_csv_json_only_append_overwrite_and_arrays_as_json(spark: Any, make_targ
     assert outcome.rows_inserted == 1, "text files keep no row count: the write job counts them"
     rows = spark.read.option("header", "true").format(fmt).load(target.name).collect()
     assert [(str(r["id"]), r["tags"]) for r in rows] == [("1", '["x","y"]')]
+    # every later write too: the table's column is text, and the array met it as Spark's "[a, b]" cast
+    second = spark.createDataFrame([(2, ["a, b", "c"])], "id int, tags array<string>")
+    write_frame(spark, second, target, WriteSpec(strategy="append"), _stamp("r1b"))
+    rows = spark.read.option("header", "true").format(fmt).load(target.name).collect()
+    assert sorted((str(r["id"]), r["tags"]) for r in rows) == [("1", '["x","y"]'), ("2", '["a, b","c"]')]
     with pytest.raises(UnsupportedError, match="append/overwrite"):
         write_frame(spark, batch, target, WriteSpec(strategy="merge", primary_key=("id",)), _stamp("r2"))
 

@@ -133,6 +133,12 @@ class FileTable(FileTableBase):
         ]
         return frame.select(*columns)
 
+    def text_form(self, frame: DataFrame) -> DataFrame:
+        """The batch as a CSV/JSON table stores it (nested values as JSON text), before it is compared
+        with the stored schema: aligned first, an array met the stored string column and was cast with
+        Spark's lossy ``[a, b]`` text on every write after the first."""
+        return self.prepare_frame(frame)
+
     def discard(self, staged: Staged) -> None:
         if self._pending is None:  # a pending commit needs its staged files for roll-forward
             super().discard(staged)

@@ -162,6 +162,9 @@ def _evolve(
     adapter: TableAdapter, frame: DataFrame, spec: WriteSpec, outcome: WriteOutcome
 ) -> tuple[DataFrame, EvolutionPlan]:
     """Plan and apply write-side evolution; return the batch aligned to the (evolved) target schema."""
+    text_form = getattr(adapter, "text_form", None)
+    if callable(text_form):  # CSV/JSON: nested values are JSON text in the table, so in the batch too
+        frame = text_form(frame)
     current = adapter.schema()
     data_columns = [c for c in frame.columns if not c.startswith(INTERNAL_PREFIX)]
     batch_schema = frame.selectExpr(*[quote_ident(c) for c in data_columns]).schema
