@@ -114,3 +114,51 @@ def test_apply_creates_instants_in_a_timestamp_ntz_session(spark: Any, tmp_path:
     for column in ("changed_at", "effective_from", "effective_to", "_lakelogic_processed_at"):
         assert types[column] == TimestampType(), column
     spark.sql(f"DROP TABLE {name}")
+
+
+MASKED = {
+    "version": "1.0.0",
+    "info": {"title": "Ddl Orders", "table_name": "ddl_orders"},
+    "model": {
+        "fields": [
+            {"name": "id", "type": "int", "required": True},
+            {"name": "n", "type": "int", "pii": True, "masking": "redact"},
+            {"name": "gone", "type": "int", "pii": True, "masking": "nullify"},
+        ]
+    },
+    "primary_key": ["id"],
+    "lineage": {"enabled": True},
+    "materialization": {"strategy": "merge", "soft_delete_column": "is_deleted", "format": "delta"},
+    "schema_policy": {"evolution": "strict"},
+}
+
+
+def test_ddl_columns_are_the_ones_a_run_writes() -> None:
+    """A helper's audit: masked fields are text (§5.4), soft-delete columns come with the write (§13.6),
+    quarantined rows carry lineage too (§14); and a path sink is not registered under the target's name."""
+    contract = load_contract(MASKED)
+    resolved = resolve_target(contract, target="/data/out/ddl_orders")
+    target, quarantine = contract_ddl(contract, compile_contract(contract), resolved)
+    columns = dict(target.columns)
+    assert columns["n"] == "STRING" and columns["gone"] == "INT"  # nullify keeps the type
+    assert columns["is_deleted"] == "BOOLEAN"
+    assert "_lakelogic_processed_at" in dict(quarantine.columns)
+    assert "CREATE TABLE IF NOT EXISTS `ddl_orders` (" in target.statement
+    assert "CREATE TABLE IF NOT EXISTS `ddl_orders_quarantine` (" in quarantine.statement
+
+
+@pytest.mark.spark
+def test_a_run_into_tables_ddl_created_finds_its_columns(spark: Any, tmp_path: Path) -> None:
+    """``ddl --apply`` then ``run`` under ``evolution: strict``: a column the DDL lacked (soft delete) or
+    typed otherwise (a redacted int) failed the first run."""
+    from lakelogic.api import DataProcessor
+
+    path = tmp_path / "orders.yaml"
+    path.write_text(yaml.safe_dump(MASKED))
+    out = str(tmp_path / "out" / "ddl_orders")
+    applied = CliRunner().invoke(app, ["ddl", str(path), "--apply", "--target", out])
+    assert applied.exit_code == 0, applied.output
+    batch = spark.createDataFrame([(1, 5, 6), (2, None, 7)], "id int, n int, gone int")
+    result = DataProcessor(str(path), spark=spark).run(batch, materialize=True, target=out)
+    assert result.report.status == "succeeded", result.report.error
+    assert result.report.materialization is not None and result.report.materialization.rows_inserted == 2

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakelogic.plan.steps import AddLineage, Plan
+from lakelogic.plan.steps import AddLineage, Mask, Plan
 from lakelogic.tables.spec import WriteSpec, write_spec_from_contract
 from lakelogic.tables.target import ResolvedTarget
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 INSTANT = "TIMESTAMP_LTZ"
 _BARE_TIMESTAMP = re.compile(r"\bTIMESTAMP\b")
 _LINEAGE_TYPES = {"processed_at": INSTANT, "created_at": INSTANT}
+_TYPE_KEEPING_MASKS = frozenset({"nullify", "null"})
 QUARANTINE_COLUMNS = (
     ("_lakelogic_errors", "ARRAY<STRING>"),
     ("_lakelogic_categories", "ARRAY<STRING>"),
@@ -55,12 +56,19 @@ def ddl_type(spark_sql: str) -> str:
 
 
 def _model_columns(plan: Plan) -> list[tuple[str, str]]:
-    return [(f.name, ddl_type(f.type.spark_sql())) for f in plan.fields]
+    # §5.4: every masking strategy but nullify writes text, so the written column is a string
+    texts = {
+        f.name
+        for step in plan.of_kind(Mask)
+        if isinstance(step, Mask)
+        for f in step.fields
+        if f.masking is not None and f.masking.lower() not in _TYPE_KEEPING_MASKS
+    }
+    return [(f.name, "STRING" if f.name in texts else ddl_type(f.type.spark_sql())) for f in plan.fields]
 
 
-def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
-    """(name, Spark SQL type) of the target in write order."""
-    columns = _model_columns(plan)
+def _with_lineage(plan: Plan, columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``columns`` and the lineage columns a run adds to its rows (good and quarantined alike, §14)."""
     names = {n for n, _ in columns}
     for step in plan.of_kind(AddLineage):
         assert isinstance(step, AddLineage)
@@ -68,6 +76,17 @@ def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
             if column not in names:
                 columns.append((column, _LINEAGE_TYPES.get(kind, "STRING")))
                 names.add(column)
+    return columns
+
+
+def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
+    """(name, Spark SQL type) of the target in write order."""
+    columns = _with_lineage(plan, _model_columns(plan))
+    names = {n for n, _ in columns}
+    for soft, soft_type in spec.soft_delete_columns.items():  # §13.6: the write adds them
+        if soft not in names:
+            columns.append((soft, ddl_type(soft_type.upper())))
+            names.add(soft)
     scd = spec.scd2
     if scd is not None:
         ts_type = next((t for n, t in columns if n == scd.timestamp_field), INSTANT)
@@ -87,18 +106,26 @@ def target_columns(plan: Plan, spec: WriteSpec) -> list[tuple[str, str]]:
 
 
 def quarantine_columns(plan: Plan) -> list[tuple[str, str]]:
-    columns = _model_columns(plan)
+    columns = _with_lineage(plan, _model_columns(plan))
     names = {n for n, _ in columns}
     return columns + [(n, t) for n, t in QUARANTINE_COLUMNS if n not in names]
 
 
-def render_create(target: ResolvedTarget, columns: list[tuple[str, str]], spec: WriteSpec) -> str:
-    """A CREATE TABLE statement in Spark SQL for the target's format."""
+def path_table_name(target: ResolvedTarget) -> str:
+    """The name a path target is registered under in the printed DDL (its data stays at LOCATION)."""
+    return target.name.rstrip("/").rsplit("/", 1)[-1]
+
+
+def render_create(
+    target: ResolvedTarget, columns: list[tuple[str, str]], spec: WriteSpec, *, registered: str | None = None
+) -> str:
+    """A CREATE TABLE statement in Spark SQL for the target's format; ``registered``: the name a path
+    target is registered under (default: its last path segment)."""
     body = ",\n  ".join(f"{_quote(n)} {t}" for n, t in columns)
     if target.is_table:
         name = ".".join(_quote(p) for p in target.name.split("."))
     else:
-        name = _quote(target.name.rstrip("/").rsplit("/", 1)[-1])  # registered name; data at LOCATION
+        name = _quote(registered or path_table_name(target))
     ddl = f"CREATE TABLE IF NOT EXISTS {name} (\n  {body}\n) USING {target.format}"
     partition_by = [c for c in spec.partition_by if c in {n for n, _ in columns}]
     if partition_by:
@@ -123,13 +150,16 @@ def contract_ddl(contract: Any, plan: Plan, resolved: ResolvedTarget) -> list[Ta
     out.append(TableDDL(resolved, columns, spec, render_create(resolved, list(columns), spec)))
     enabled = bool((plan.quarantine or {}).get("enabled", True))
     if resolved.quarantine is not None and enabled:
-        q_spec = WriteSpec(strategy=resolved.quarantine.write_mode)
+        sink = resolved.quarantine
+        q_spec = WriteSpec(strategy=sink.write_mode)
         q_cols = tuple(quarantine_columns(plan))
-        out.append(
-            TableDDL(
-                resolved.quarantine, q_cols, q_spec, render_create(resolved.quarantine, list(q_cols), q_spec)
-            )
-        )
+        # a path sink under <root>/_quarantine/<name> shares the target's last segment: registered under
+        # that one name, the second statement would be a no-op (IF NOT EXISTS)
+        registered = None
+        if not sink.is_table and not resolved.is_table and path_table_name(sink) == path_table_name(resolved):
+            registered = f"{path_table_name(sink)}_quarantine"
+        statement = render_create(sink, list(q_cols), q_spec, registered=registered)
+        out.append(TableDDL(sink, q_cols, q_spec, statement))
     return out
 
 
