@@ -334,6 +334,7 @@ class PlanExecutor:
             include_reason=split.include_error_reason,
             model_fields=[f.name for f in self.plan.fields],
             only_malformed=only_malformed,
+            model_types={f.name: f.type.spark_sql() for f in self.plan.fields},
         )
 
     def _persist_level(self, *, needed: bool) -> StorageLevel | None:

@@ -7,7 +7,7 @@ and ``_lakelogic_quarantined_at`` (UTC, the run's start so every row of a run ag
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -98,6 +98,7 @@ def assemble_quarantine(
     include_reason: bool,
     model_fields: Sequence[str] = (),
     only_malformed: bool = False,
+    model_types: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The quarantine frame of ``parts`` (``only_malformed``: of its malformed records alone, in the
     columns the whole frame would have: the one-job split writes them apart from the rows it rebuilds)."""
@@ -114,8 +115,16 @@ def assemble_quarantine(
     others = [c for c in bad.columns if c not in reserved]
     # Model fields first (model order), then whatever else the rows carried when they failed.
     data = [c for c in model_fields if c in others] + [c for c in others if c not in model_fields]
+    # §8/§11: a model column only a post op creates is NULL for rows quarantined before it, whichever
+    # ops ran (without a post phase that quarantines, no part of the union carried it at all)
+    missing = [c for c in model_fields if c not in others and (model_types or {}).get(c)]
+    columns = [F.col(quote_ident(c)) for c in data] + [
+        F.lit(None).cast((model_types or {})[c]).alias(c) for c in missing
+    ]
+    order = {c: i for i, c in enumerate(model_fields)}
+    ranked = sorted(zip([*data, *missing], columns, strict=True), key=lambda p: order.get(p[0], len(order)))
     return bad.select(
-        *[F.col(quote_ident(c)) for c in data],
+        *[column for _, column in ranked],
         F.col(ERRORS_COLUMN),
         F.col(CATEGORIES_COLUMN),
         F.lit(run_id).alias(RUN_ID_COLUMN),
