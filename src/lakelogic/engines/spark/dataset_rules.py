@@ -14,6 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 import sqlglot
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import BooleanType, DataType, NullType
 from sqlglot import exp
@@ -127,11 +128,11 @@ def unique_screen(good: DataFrame, columns: Sequence[str], buckets: int) -> Data
 
 
 def _unique_screen(good: DataFrame, rule: DatasetRule, buckets: int) -> DatasetRuleResult:
-    row = (
-        unique_screen(good, rule.unique_columns, buckets)
-        .selectExpr("observed", f"({_rename_observed(rule.check_sql, 'observed')}) AS passed")
-        .first()
-    )
+    try:
+        screen = unique_screen(good, rule.unique_columns, buckets)
+    except AnalysisException as exc:  # e.g. a key column the good rows do not have
+        raise _rule_error(rule, exc) from exc
+    row = screen.selectExpr("observed", f"({_rename_observed(rule.check_sql, 'observed')}) AS passed").first()
     assert row is not None  # an aggregation without GROUP BY always yields one row
     return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
 
@@ -143,7 +144,10 @@ def _aggregate(
     exprs = [f"({rule.aggregate_sql}) AS __ll_d{i}" for i, rule in aggregates]
     checks = [f"({_rename_observed(rule.check_sql, f'__ll_d{i}')}) AS __ll_p{i}" for i, rule in aggregates]
     # §10.5 names the good frame `source`, so `source.amount` works in a bare expression too
-    observed = good.alias("source").selectExpr(*exprs)
+    try:
+        observed = good.alias("source").selectExpr(*exprs)
+    except AnalysisException as exc:
+        raise _located(good, aggregates, exc) from exc
     for i, rule in aggregates:
         _require_verdict(rule, observed.schema[f"__ll_d{i}"].dataType)
     row = observed.selectExpr("*", *checks).first()
@@ -169,7 +173,11 @@ def _query_rule(
     for name, frame in views.items():
         frame.createOrReplaceTempView(names[name])
     try:
-        _require_verdict(rule, spark.sql(f"SELECT * FROM ({bound}) AS q(observed)").schema[0].dataType)
+        try:
+            value = spark.sql(f"SELECT * FROM ({bound}) AS q(observed)").schema[0].dataType
+        except AnalysisException as exc:
+            raise _rule_error(rule, exc) from exc
+        _require_verdict(rule, value)
         rows = spark.sql(f"SELECT ({check}) AS passed, observed FROM ({bound}) AS q(observed) LIMIT 2").take(
             2
         )
@@ -188,6 +196,25 @@ def _query_rule(
     return _result(rule, bool(row["passed"]) if row["passed"] is not None else False, row["observed"])
 
 
+def _rule_error(rule: DatasetRule, exc: Exception) -> PlanError:
+    """``exc`` (Spark's analysis error of the rule's own SQL) as a plan error naming the rule."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return PlanError(
+        f"dataset rule {rule.name!r} cannot be evaluated on this data: {first}", yaml_path=rule.yaml_path
+    )
+
+
+def _located(good: DataFrame, aggregates: Sequence[tuple[int, DatasetRule]], exc: Exception) -> Exception:
+    """The rule behind an aggregation Spark cannot analyse (each analysed alone; no job), else ``exc``."""
+    for _, rule in aggregates:
+        try:
+            good.alias("source").selectExpr(f"({rule.aggregate_sql}) AS observed")
+        except AnalysisException as own:
+            return _rule_error(rule, own)
+    return exc
+
+
 def _require_verdict(rule: DatasetRule, observed: DataType) -> None:
     """A rule without bounds must yield a boolean (§10.5). The plan rejects the numbers it can tell from
     the SQL's shape (COUNT, SUM, arithmetic...); what only the data types tell (``max(amount)``) is
@@ -196,6 +223,12 @@ def _require_verdict(rule: DatasetRule, observed: DataType) -> None:
         raise PlanError(
             f"dataset rule {rule.name!r}: the SQL yields {observed.simpleString()}, not a boolean; say what "
             "is acceptable with must_be_between, must_be_greater_than or must_be_less_than",
+            yaml_path=rule.yaml_path,
+        )
+    if rule.expected is not True and isinstance(observed, BooleanType):
+        raise PlanError(
+            f"dataset rule {rule.name!r}: the SQL yields a boolean, which bounds cannot compare; drop "
+            "must_be_between/must_be_greater_than/must_be_less_than (a boolean rule passes when TRUE)",
             yaml_path=rule.yaml_path,
         )
 
