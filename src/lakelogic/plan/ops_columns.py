@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sqlglot import exp
+
 from lakelogic.plan.ops_common import OpArgs, OpCompiled, literal, quote, select_with, unique, value_text
 from lakelogic.plan.ops_sql import expression_reads, parse_expression, parse_query, query_tables, render
 
@@ -22,7 +24,27 @@ def compile_sql(args: OpArgs, query: str, dataset: str | None) -> OpCompiled:
     parsed = parse_query(args, "sql", query)
     tables = query_tables(parsed)
     params = {"query": query, "dataset": dataset, "tables": tables}
-    return OpCompiled(params=params, sql=render(parsed), row_effect="any")
+    return OpCompiled(params=params, sql=render(parsed), row_effect="any", creates=_computed_outputs(parsed))
+
+
+def _computed_outputs(query: exp.Query) -> tuple[str, ...]:
+    """The columns a ``sql`` op computes under a name of its own (``id * 2 AS z``; not ``id`` passed
+    through, nor ``*``): a model column only a post ``sql`` op makes is then known to the plan, so step 5
+    does not call it missing (§8)."""
+    select = query
+    while isinstance(select, exp.SetOperation):  # a UNION's columns are named by its first branch
+        select = select.this
+    if not isinstance(select, exp.Select):
+        return ()
+    names: list[str] = []
+    for item in select.expressions:
+        if not isinstance(item, exp.Alias):
+            continue
+        inner = item.this
+        if isinstance(inner, exp.Column) and inner.name == item.alias:
+            continue
+        names.append(item.alias)
+    return tuple(names)
 
 
 def compile_rename(args: OpArgs) -> OpCompiled:
