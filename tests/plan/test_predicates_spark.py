@@ -62,9 +62,12 @@ def test_compiled_rules_evaluate_as_intended_on_spark(spark: Any) -> None:
 
     ds = dataset_rules(plan)
     frame.createOrReplaceTempView("source")
-    observed = spark.sql(
-        "SELECT " + ", ".join(f"{r.aggregate_sql} AS `{r.name}`" for r in ds.values()) + " FROM source"
-    ).first()
+    try:
+        observed = spark.sql(
+            "SELECT " + ", ".join(f"{r.aggregate_sql} AS `{r.name}`" for r in ds.values()) + " FROM source"
+        ).first()
+    finally:  # the session is shared: a view named `source` must not outlive this test
+        spark.catalog.dropTempView("source")
     assert observed is not None
     assert observed["id_code_unique"] == 1
     assert observed["code_null_ratio"] == pytest.approx(2 / 6)
