@@ -106,3 +106,10 @@ def test_a_failing_code_names_its_step_and_the_report_keeps_what_was_read(spark:
     assert report.status == "failed" and report.error is not None
     assert (report.error.type, report.error.step) == ("external_logic", "external_logic")
     assert report.source.path == str(source) and report.source.files_count == 1
+
+
+def test_a_result_with_duplicate_column_names_is_the_codes_error(spark: Any, tmp_path: Path) -> None:
+    code = "def run(frame, **kw):\n    return frame.selectExpr('id', 'v', 'v AS V')\n"
+    report = _processor(spark, tmp_path, code).run(_input(spark)).report
+    assert report.status == "failed" and report.error is not None
+    assert report.error.type == "external_logic" and "duplicate column(s) V" in report.error.message

@@ -209,3 +209,28 @@ def test_a_link_named_like_the_dataset_is_the_link_in_sql_ops(spark: Any, tmp_pa
     result = DataProcessor(doc, spark=spark).run(source)
     assert [r["id"] for r in result.good.collect()] == [1]
     assert result.report.counts.filtered == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [({"filter": "nocol = 1"}, "filter"), ({"query": "SELECT code, nme AS name FROM {link}"}, "query")],
+)
+def test_a_link_filter_or_query_spark_rejects_names_the_link(
+    spark: Any, tmp_path: Any, extra: dict[str, str], key: str
+) -> None:
+    from lakelogic.api import DataProcessor
+
+    ref = str(tmp_path / "ref")
+    spark.createDataFrame([("1", "one")], "code string, name string").write.parquet(ref)
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "l", "table_name": "l"},
+        "model": {"fields": [{"name": "id", "type": "integer"}, {"name": "c", "type": "string"}]},
+        "links": [{"name": "ref", "path": ref, **extra}],
+        "transformations": [
+            {"lookup": {"field": "nm", "reference": "ref", "on": "c", "key": "code", "value": "name"}}
+        ],
+    }
+    report = DataProcessor(doc, spark=spark).run(spark.createDataFrame([(1, "1")], "id int, c string")).report
+    assert report.status == "failed" and report.error is not None
+    assert f"links[0].{key}" in report.error.message and "link 'ref'" in report.error.message

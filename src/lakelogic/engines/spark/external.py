@@ -77,7 +77,24 @@ def run_external_logic(
         ) from exc
     if step.handles_output:
         return _read_back(spark, step)
-    return to_spark_frame(spark, result)
+    return _distinct_columns(to_spark_frame(spark, result), step)
+
+
+def _distinct_columns(frame: DataFrame, step: ExternalLogic) -> DataFrame:
+    """A returned frame with two columns of one name (Spark matches names case-insensitively) would fail
+    later as an ambiguous reference blamed on the contract's SQL; it is the code's result that is wrong."""
+    seen: dict[str, str] = {}
+    twice: list[str] = []
+    for name in frame.columns:
+        if name.lower() in seen:
+            twice.append(name)
+        seen.setdefault(name.lower(), name)
+    if twice:
+        raise ExternalLogicError(
+            f"external_logic {step.entrypoint}() returned duplicate column(s) "
+            f"{', '.join(sorted(set(twice)))}; each column name must be unique (case-insensitively)"
+        )
+    return frame
 
 
 def to_spark_frame(spark: SparkSession, result: Any) -> DataFrame:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -46,7 +47,10 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
             f"link {step.name!r} could not be read from {step.path or step.table}: {exc}"
         ) from exc
     if step.filter:
-        frame = frame.where(step.filter)
+        try:
+            frame = frame.where(step.filter)
+        except AnalysisException as exc:
+            raise _link_sql_error(step, "filter", exc, frame) from exc
     if step.columns:
         missing = [c for c in step.columns if c not in frame.columns]
         if missing:
@@ -62,9 +66,22 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
         frame.select("*").createOrReplaceTempView(view)
         try:
             frame = spark.sql(step.query.replace("{link}", view).replace("{" + step.name + "}", view))
+        except AnalysisException as exc:
+            raise _link_sql_error(step, "query", exc, frame) from exc
         finally:
             spark.catalog.dropTempView(view)
     return F.broadcast(frame) if step.broadcast else frame
+
+
+def _link_sql_error(step: LoadLink, key: str, exc: Exception, frame: DataFrame) -> PlanError:
+    """Spark's analysis error of a link's own ``filter``/``query``, naming the link and its YAML path."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return PlanError(
+        f"link {step.name!r} {key}: {first}",
+        yaml_path=f"{step.yaml_path}.{key}",
+        hint="the link's columns: " + ", ".join(frame.columns),
+    )
 
 
 def load_links(
