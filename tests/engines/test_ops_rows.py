@@ -154,6 +154,7 @@ def test_date_range_explode(spark: Any) -> None:
             (3, "2024-01-05", "2024-01-01"),  # end before start: no rows
             (4, None, "2024-01-01"),  # no start: no rows
             (5, "2024-02-01", "2024-02-01"),
+            (6, "2024-01-01", "2024-01-0x"),  # an end that does not parse is no open end: no rows
         ],
         "id int, s string, e string",
     )

@@ -95,27 +95,30 @@ def apply_date_diff(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> 
     return with_columns(frame, {p["field"]: diff.cast("long")})
 
 
-def _range_bounds(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> tuple[Column, Column]:
+def _range_bounds(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> tuple[Column, Column, Column]:
+    """(first, last, unreadable end): an end that holds a value but does not parse is no open end."""
     p = step.params
     start = _timestamp_of(step, frame, p["start_col"], "start_col")
     end = _timestamp_of(step, frame, p["end_col"], "end_col") if p.get("end_col") else F.lit(None)
+    unreadable = col(p["end_col"]).isNotNull() & end.isNull() if p.get("end_col") else F.lit(False)
     if p["unit"] == "h":
         # Hourly steps produce timestamps; an open end is the run's as-of instant.
-        return start, F.coalesce(end, F.lit(ctx.as_of).cast("timestamp"))
+        return start, F.coalesce(end, F.lit(ctx.as_of).cast("timestamp")), unreadable
     # An open end is "today": the run's as-of date (UTC), so reruns of a run are reproducible.
-    return F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date()))
+    return F.to_date(start), F.coalesce(F.to_date(end), F.lit(ctx.as_of.date())), unreadable
 
 
 def apply_date_range_explode(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame:
     p = step.params
     unit, count = p["unit"], int(p["count"])
-    first, last = _range_bounds(step, frame, ctx)
+    first, last, unreadable_end = _range_bounds(step, frame, ctx)
     amount = count * 7 if unit == "w" else count
     step_interval = F.expr(f"INTERVAL {amount} {_SEQUENCE_STEP[unit]}")
-    # A NULL start or an end before the start yields no rows (SEMANTICS §9.2). Such a row is kept once,
-    # marked NO_OUTPUT_ROW, so it is counted as filtered and the others' extra rows as expanded (§12).
-    # CASE evaluates only the chosen branch, so sequence() never sees end < start (which it rejects).
-    empty = first.isNull() | (last < first)
+    # A NULL start or an end before the start yields no rows (SEMANTICS §9.2), and so does an end that
+    # does not parse, as an unparseable start does (read as "today" it expanded to the run date). Such a
+    # row is kept once, marked NO_OUTPUT_ROW, so it is counted as filtered and the others' extra rows as
+    # expanded (§12). CASE evaluates only the chosen branch, so sequence() never sees end < start.
+    empty = first.isNull() | unreadable_end | (last < first)
     series = F.when(empty, F.lit(None)).otherwise(F.sequence(first, last, step_interval))
     output = p["output"]
     items = [F.explode_outer(series).alias(output) if c == output else col(c) for c in frame.columns]
