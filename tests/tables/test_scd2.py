@@ -184,7 +184,7 @@ def test_scd2_rows_of_one_batch_apply_in_time_order_and_rerun_unchanged(
 def test_scd2_same_key_and_time_with_different_values_is_an_error(spark: Any, make_target: Make) -> None:
     target = make_target("delta")
     batch = _rows(spark, (1, "free", "2024-01-01"), (1, "pro", "2024-01-01"))
-    with pytest.raises(MergeKeyError, match="customer_id=1"):
+    with pytest.raises(MergeKeyError, match="customer_id=1 at 2024-01-01"):
         write_frame(spark, batch, target, _spec(), CommitStamp("r1", "dim"))
     exact = _rows(spark, (1, "free", "2024-01-01"), (1, "free", "2024-01-01"))
     assert write_frame(spark, exact, target, _spec(), CommitStamp("r2", "dim")).rows_inserted == 1

@@ -121,11 +121,14 @@ def _check_conflicts(events: DataFrame, keys: list[str], compared: list[str]) ->
             (F.min(content) != F.max(content)).alias("_ll_other"),
         )
         .where(F.col("_ll_tracked") | F.col("_ll_other"))
+        # the time as the (UTC) session writes it: collected as a datetime it took the Python process's
+        # local zone (§0: times the runtime produces are UTC)
+        .withColumn("_ll_at", F.col(T).cast("string"))
         .limit(5)
         .collect()
     )
     if rows:
-        samples = "; ".join(", ".join(f"{k}={r[k]!r}" for k in keys) + f" at {r[T]}" for r in rows)
+        samples = "; ".join(", ".join(f"{k}={r[k]!r}" for k in keys) + f" at {r['_ll_at']}" for r in rows)
         which = "tracked" if any(r["_ll_tracked"] for r in rows) else "untracked"
         raise MergeKeyError(
             f"scd2 batch has rows with the same key and change time but different {which} values: {samples}",
