@@ -194,3 +194,21 @@ def test_iceberg_backend_is_a_table_spark_reads(spark: Any) -> None:
     rows = spark.table("lakelogic.runlog_read.ops_run_log").collect()
     assert [(r["run_id"], r["status"]) for r in rows] == [("i1", "failed")]
     assert rows[0]["started_at"] == T0.replace(tzinfo=None)  # UTC wall clock, no zone shift
+
+
+def test_a_resumed_run_whose_commit_had_landed_keeps_what_that_commit_wrote(tmp_path: Path) -> None:
+    """DRIVER §14: a resumed in-flight node runs again under its run id and finds its commit; that no-op
+    must not overwrite the recorded rows and snapshot with zeros."""
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    first = _report("r1")
+    assert first.materialization is not None
+    first.materialization.rows_inserted = 5
+    record_run(first, store=store)
+    resumed = _report("r1")
+    assert resumed.materialization is not None
+    resumed.materialization.committed = False
+    resumed.materialization.already_committed = True
+    resumed.materialization.snapshot = None
+    record_run(resumed, store=store)
+    [row] = store.query()
+    assert (row["rows_inserted"], row["snapshot"], row["committed"]) == (5, "42", True)

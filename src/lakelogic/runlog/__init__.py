@@ -194,7 +194,14 @@ def record_run(
         root_cause=root_cause,
         **extra,
     )
-    open_store(store).write(row)
+    target = open_store(store)
+    if report.materialization is not None and report.materialization.already_committed:
+        # a resumed run whose commit had landed writes nothing; what that commit wrote stays on record
+        prior = target.get(report.run_id)
+        if prior is not None and prior.get("committed") and prior.get("status") in SUCCESS_STATUSES:
+            for column in ("snapshot", "rows_inserted", "rows_updated", "rows_deleted"):
+                row[column] = prior.get(column)
+    target.write(row)
 
 
 def record_commit_intent(
