@@ -312,6 +312,20 @@ def _committing(sleep_before: float, sleep_after: float, commits: list[str]) -> 
     return run
 
 
+def _run_timing_out(store: DuckDBRunLogStore, behaviour: Any, pipeline_run_id: str) -> tuple[FakeRunner, Any]:
+    """One bronze node ``slow`` with ``behaviour`` under a timeout of ~0.2 s."""
+    fake = FakeRunner({"slow": behaviour})
+    result = PipelineRun(
+        build_dag([node("slow", "bronze")]),
+        fake,
+        options=DriverOptions(timeout_minutes=0.003),
+        store=store,
+        pipeline_run_id=pipeline_run_id,
+        as_of=AS_OF,
+    ).execute()
+    return fake, result
+
+
 def test_a_timed_out_run_does_not_start_its_commit_and_is_logged_under_its_own_run_id(tmp_path: Path) -> None:
     """DRIVER §13: the work is cancelled; a commit not yet begun never begins (the fake's commit comes
     after the timeout), and the timeout row carries the run's own id (§15.1, one row per run)."""
@@ -319,15 +333,7 @@ def test_a_timed_out_run_does_not_start_its_commit_and_is_logged_under_its_own_r
 
     store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
     commits: list[str] = []
-    fake = FakeRunner({"slow": _committing(1.0, 0.0, commits)})
-    result = PipelineRun(
-        build_dag([node("slow", "bronze")]),
-        fake,
-        options=DriverOptions(timeout_minutes=0.003),
-        store=store,
-        pipeline_run_id="p-timeout",
-        as_of=AS_OF,
-    ).execute()
+    fake, result = _run_timing_out(store, _committing(1.0, 0.0, commits), "p-timeout")
     time.sleep(1.5)  # the abandoned thread reaches its commit point and is refused there
     assert result.outcomes["bronze.slow"].report.error.type == "timeout"
     assert commits == []
@@ -342,15 +348,7 @@ def test_a_commit_that_had_begun_when_the_timeout_fired_is_logged_as_committed(t
 
     store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
     commits: list[str] = []
-    fake = FakeRunner({"slow": _committing(0.0, 1.0, commits)})
-    result = PipelineRun(
-        build_dag([node("slow", "bronze")]),
-        fake,
-        options=DriverOptions(timeout_minutes=0.003),
-        store=store,
-        pipeline_run_id="p-late",
-        as_of=AS_OF,
-    ).execute()
+    fake, result = _run_timing_out(store, _committing(0.0, 1.0, commits), "p-late")
     assert result.outcomes["bronze.slow"].status == "failed"
     time.sleep(1.5)
     assert commits == [fake.calls[0].run_id]

@@ -7,7 +7,6 @@ commit would. The next run must start its window after the committed rows, not r
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -17,28 +16,15 @@ from typing import Any
 import pytest
 
 from lakelogic.report import RunReport
-
-
-def _land(landing: Path, name: str, rows: str, mtime: datetime) -> None:
-    landing.mkdir(parents=True, exist_ok=True)
-    path = landing / name
-    path.write_text("id\n" + rows)
-    os.utime(path, (mtime.timestamp(), mtime.timestamp()))
+from tests.sources.test_s29_pipeline_log import _contract as pipeline_log_contract
+from tests.sources.test_s29_pipeline_log import _land
 
 
 def _contract(landing: Path, target: Path) -> dict[str, Any]:
+    """Session 29's pipeline_log contract, under a name of its own."""
     return {
-        "version": "1.0.0",
+        **pipeline_log_contract(landing, target),
         "info": {"title": "Recovered", "table_name": "recovered_orders"},
-        "model": {"fields": [{"name": "id", "type": "integer", "required": True}]},
-        "source": {
-            "type": "landing",
-            "path": str(landing),
-            "format": "csv",
-            "load_mode": "incremental",
-            "watermark_strategy": "pipeline_log",
-        },
-        "materialization": {"strategy": "append", "format": "parquet", "target_path": str(target)},
     }
 
 
