@@ -350,8 +350,31 @@ def test_a_commit_that_had_begun_when_the_timeout_fired_is_logged_as_committed(t
     commits: list[str] = []
     fake, result = _run_timing_out(store, _committing(0.0, 1.0, commits), "p-late")
     assert result.outcomes["bronze.slow"].status == "failed"
+    # while the commit is in flight its `committing` row stays: were the process to die now, the next
+    # run would settle it against the target (a timeout row would have hidden the commit)
+    assert [r["status"] for r in store.query(pipeline_run_id="p-late")] == ["committing"]
     time.sleep(1.5)
     assert commits == [fake.calls[0].run_id]
     [row] = store.query(pipeline_run_id="p-late")
     assert row["run_id"] == commits[0] and row["status"] == "succeeded" and row["committed"] is True
     assert "after the driver had recorded the contract as timed out" in row["report_json"]
+
+
+def test_a_commit_begun_before_the_timeout_that_fails_leaves_the_timeout_row(tmp_path: Path) -> None:
+    import time
+
+    def fails_after_the_intent(request: Any) -> Any:
+        from tests.driver.helpers import report_for
+
+        report = report_for(request, counts=Counts(source=1, good=1))
+        assert request.before_commit is not None
+        request.before_commit(report)
+        time.sleep(1.0)
+        raise ConnectionError("the commit failed")
+
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+    _fake, result = _run_timing_out(store, fails_after_the_intent, "p-fail")
+    assert result.outcomes["bronze.slow"].status == "failed"
+    time.sleep(1.5)
+    [row] = store.query(pipeline_run_id="p-fail")
+    assert (row["status"], row["error_type"], row["committed"]) == ("failed", "timeout", False)

@@ -189,3 +189,79 @@ def test_a_driver_run_killed_after_a_commit_is_recovered_by_the_next_pipeline_ru
     assert third.report is not None and third.report.window.start == intent["window_end"]
     assert _ids(spark, target) == [1, 2, 3, 4]
     assert store.get(intent["run_id"])["status"] == "succeeded"
+
+
+def test_a_run_that_failed_after_its_commit_moves_the_window(tmp_path: Path) -> None:
+    """E.g. its quarantine write failed: its rows are in the target, so the next window starts after them
+    (an append target would get them twice); an uncommitted failure moves nothing."""
+    from lakelogic.runlog import DuckDBRunLogStore
+
+    store = DuckDBRunLogStore(tmp_path / "log.duckdb")
+    day = datetime(2026, 11, 1)
+    store.write(
+        {"run_id": "ok", "contract": "c", "status": "succeeded", "window_end": day, "started_at": day}
+    )
+    later = day + timedelta(days=1)
+    failed = {"contract": "c", "status": "failed", "window_end": later, "started_at": later}
+    store.write({**failed, "run_id": "failed-uncommitted", "committed": False})
+    assert store.last_success("c")["run_id"] == "ok"
+    store.write({**failed, "run_id": "failed-committed", "committed": True})
+    assert store.last_success("c")["run_id"] == "failed-committed"
+
+
+def test_an_unfinished_run_says_nothing_about_freshness(tmp_path: Path) -> None:
+    from lakelogic.runlog import DuckDBRunLogStore
+
+    store = DuckDBRunLogStore(tmp_path / "log.duckdb")
+    day = datetime(2026, 11, 1)
+    store.write(
+        {"run_id": "old", "contract": "c", "status": "succeeded", "started_at": day, "finished_at": day}
+    )
+    later = day + timedelta(days=3)
+    store.write({"run_id": "stuck", "contract": "c", "status": "committing", "started_at": later})
+    assert store.latest_run("c")["run_id"] == "old"
+
+
+@pytest.mark.spark
+def test_settling_keeps_the_gate_and_never_replaces_a_finished_row(spark: Any, tmp_path: Path) -> None:
+    """A recovered row keeps the gate its run closed (DRIVER §6, from the intent row) and a start time as
+    its finish; a row the run finished meanwhile is left as the run wrote it."""
+    from lakelogic.api import DataProcessor
+    from lakelogic.engines.spark.commit_recovery import settle_pending_commits
+    from lakelogic.runlog import DuckDBRunLogStore, record_commit_intent
+
+    target = str(tmp_path / "target")
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "gated", "table_name": "gated"},
+        "model": {"fields": [{"name": "id", "type": "integer"}]},
+        "materialization": {"strategy": "append", "format": "parquet", "target_path": target},
+    }
+    store = DuckDBRunLogStore(tmp_path / "log.duckdb")
+    processor = DataProcessor(doc, spark=spark)
+
+    def intent(report: RunReport) -> None:
+        record_commit_intent(report, store=store, gated=True, gate_reason="dataset_rule:id_unique")
+
+    crashed = processor.run(
+        spark.createDataFrame([(1,)], "id int"), materialize=True, record=False, before_commit=intent
+    )
+    assert settle_pending_commits(spark, processor.contract, store) == [crashed.report.run_id]
+    row = store.get(crashed.report.run_id)
+    assert (row["status"], row["gated"], row["gate_reason"]) == ("succeeded", True, "dataset_rule:id_unique")
+    assert row["finished_at"] == row["started_at"]
+
+    finished = processor.run(
+        spark.createDataFrame([(2,)], "id int"), materialize=True, record=False, before_commit=intent
+    )
+    pending = store.pending_commits("gated")
+    from lakelogic.runlog import record_run
+
+    record_run(finished.report, store=store)  # the run finishes between the settle's read and its write
+    store_pending = store.pending_commits
+    store.pending_commits = lambda _name: pending  # type: ignore[method-assign]
+    try:
+        assert settle_pending_commits(spark, processor.contract, store) == []
+    finally:
+        store.pending_commits = store_pending  # type: ignore[method-assign]
+    assert store.get(finished.report.run_id)["finished_at"] != store.get(finished.report.run_id)["started_at"]

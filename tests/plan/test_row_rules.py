@@ -356,3 +356,10 @@ def test_an_aggregate_in_a_row_rule_is_a_plan_error_naming_the_rule(sql: str) ->
     compile_doc(
         contract_doc(quality={"row_rules": [{"name": "w", "sql": "amount <= 10 * avg(amount) OVER ()"}]})
     )
+
+
+def test_exists_over_an_array_is_a_function_not_a_subquery() -> None:
+    doc = contract_doc(quality={"row_rules": [{"name": "has_big", "sql": "exists(tags, x -> x > 1)"}]})
+    compile_doc(doc)
+    with pytest.raises(PlanError, match="subquery"):
+        compile_doc(contract_doc(quality={"row_rules": [{"name": "s", "sql": "EXISTS (SELECT 1 FROM t)"}]}))

@@ -162,3 +162,20 @@ def test_a_run_into_tables_ddl_created_finds_its_columns(spark: Any, tmp_path: P
     result = DataProcessor(str(path), spark=spark).run(batch, materialize=True, target=out)
     assert result.report.status == "succeeded", result.report.error
     assert result.report.materialization is not None and result.report.materialization.rows_inserted == 2
+
+
+def test_csv_and_json_ddl_declares_nested_values_as_text() -> None:
+    """§11: CSV/JSON sinks store arrays as JSON text; CSV cannot declare an ARRAY column at all."""
+    doc = {
+        **MASKED,
+        "model": {"fields": [{"name": "id", "type": "int"}, {"name": "tags", "type": "array<string>"}]},
+    }
+    doc["materialization"] = {"strategy": "append", "format": "csv"}
+    contract = load_contract(doc)
+    target, quarantine = contract_ddl(
+        contract, compile_contract(contract), resolve_target(contract, target="/d/o")
+    )
+    assert dict(target.columns)["tags"] == "STRING"
+    assert dict(quarantine.columns)["_lakelogic_errors"] == (
+        "STRING" if quarantine.target.format == "csv" else "ARRAY<STRING>"
+    )

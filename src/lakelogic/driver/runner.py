@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time as _time
 import traceback
 import uuid
@@ -105,6 +106,8 @@ class PipelineRun:
         # Nodes the driver gave up on by timeout: their runs must not commit afterwards (their
         # before_commit refuses), since the run log already says they failed.
         self._timed_out: set[str] = set()
+        self._commits_begun: set[str] = set()
+        self._commit_lock = threading.Lock()
         self._run_ids: dict[str, str] = {}
 
     @property
@@ -275,7 +278,9 @@ class PipelineRun:
         for future, (node_id, window, t_start, deadline) in list(running.items()):
             if deadline is not None and now >= deadline:
                 running.pop(future)
-                self._timed_out.add(node_id)  # before the cancel: a commit not yet begun never begins
+                with self._commit_lock:  # before the cancel: a commit not yet begun never begins
+                    self._timed_out.add(node_id)
+                    begun = node_id in self._commits_begun
                 if self.cancel is not None:
                     self.cancel(node_id)  # cancels the node's Spark job group
                 node = self.dag.nodes[node_id]
@@ -284,29 +289,44 @@ class PipelineRun:
                 # the run's own id: its commit markers and its run-log row are one run (§15.1)
                 report.run_id = self._run_ids.get(node_id, report.run_id)
                 report.error = ErrorBlock(type="timeout", message=f"{node_id} exceeded its timeout")
-                self._complete(node, window, report, attempts=1)
+                # A commit in flight keeps its `committing` row until the thread ends: if the process
+                # dies first, the next run settles it against the target (a timeout row would hide it).
+                in_flight = begun and abandoned
+                self._complete(node, window, report, attempts=1, log=not in_flight)
                 if abandoned:
                     self._abandoned.append(future)
-                    # after the timeout row: a commit landing later replaces it, never the reverse
-                    future.add_done_callback(partial(self._late_commit, node, window))
+                    late = partial(self._late_commit, node, window, report if in_flight else None)
+                    future.add_done_callback(late)
                 expired = True
         return expired
 
-    def _late_commit(self, node: Node, window: Window, future: Future[tuple[RunReport, int]]) -> None:
-        """A timed-out run that committed anyway (its commit had begun when the timeout fired; a commit is
-        atomic, DRIVER §13): its run-log row says so, or the next window would read those rows again."""
-        if future.cancelled() or future.exception() is not None:
-            return
-        report, attempts = future.result()
-        materialization = report.materialization
-        if materialization is None or not materialization.committed:
-            return
-        report.warnings.append("committed after the driver had recorded the contract as timed out")
-        logger.warning("{}: its run {} committed after its timeout; recorded", node.id, report.run_id)
+    def _late_commit(
+        self,
+        node: Node,
+        window: Window,
+        timed_out: RunReport | None,
+        future: Future[tuple[RunReport, int]],
+    ) -> None:
+        """The run-log row of a timed-out run once its thread ends. A commit that had begun when the
+        timeout fired lands or not (a commit is atomic, DRIVER §13): landed, the row says so, or the next
+        window would read those rows again; not landed, the row is the timeout (``timed_out``: the row
+        the driver held back while the commit was in flight; None when it was written at once)."""
         store = self.stores.of(node)
-        if store is not None:
+        if store is None:
+            return
+        done = None if future.cancelled() or future.exception() is not None else future.result()
+        if done is not None and done[0].materialization is not None and done[0].materialization.committed:
+            report, attempts = done
+            report.warnings.append("committed after the driver had recorded the contract as timed out")
+            logger.warning("{}: its run {} committed after its timeout; recorded", node.id, report.run_id)
             outcome = Outcome(node.id, str(report.status), report=report, attempts=attempts)
-            record_outcome(store, node, window, outcome, self.pipeline_run_id, self.options)
+            outcome.gate_reason = self._gate_of(node, report)
+            outcome.gated = outcome.gate_reason is not None
+        elif timed_out is not None:
+            outcome = Outcome(node.id, str(timed_out.status), report=timed_out, attempts=1)
+        else:
+            return
+        record_outcome(store, node, window, outcome, self.pipeline_run_id, self.options)
 
     # one node ------------------------------------------------------------------------------
 
@@ -355,8 +375,17 @@ class PipelineRun:
         self._complete(self.dag.nodes[node_id], window, report, attempts=attempts, started=t_start)
 
     def _complete(
-        self, node: Node, window: Window, report: RunReport, *, attempts: int, started: datetime | None = None
+        self,
+        node: Node,
+        window: Window,
+        report: RunReport,
+        *,
+        attempts: int,
+        started: datetime | None = None,
+        log: bool = True,
     ) -> None:
+        """Record a node's outcome (``log=False``: in the state and the pipeline's outcomes only; the
+        run-log row is written later, by :meth:`_late_commit`)."""
         if report.finished_at is None:
             report.finish()
         if window.label == "full" and window.reason in HISTORY_MISSING:
@@ -375,17 +404,12 @@ class PipelineRun:
         if report.error is not None:
             outcome.error = f"{report.error.type}: {report.error.message}"
         if status in ("succeeded", "partial", "no_new_data"):
-            threshold = quarantine_threshold(
-                self.options.max_quarantine_ratio,
-                node.entry.max_quarantine_ratio,
-                node.metadata.get("max_quarantine_ratio"),
-            )
-            reason = evaluate_gates(report, threshold)
+            reason = self._gate_of(node, report)
             outcome.gated = reason is not None
             outcome.gate_reason = reason
         self.outcomes[node.id] = outcome
         self._after_outcome(outcome)
-        self._record(node, window, outcome)
+        self._record(node, window, outcome, log=log)
         self.on_event(node.id, status, outcome)
 
     def _after_outcome(self, outcome: Outcome) -> None:
@@ -556,38 +580,53 @@ class PipelineRun:
     ) -> RunReport:
         return synthetic_report(node, window, status, started, self.pipeline_run_id, self.options)
 
-    def _intent_recorder(
-        self, node: Node, window: Window, attempt: int
-    ) -> Callable[[RunReport], None] | None:
-        """The node's ``committing`` row in the store its outcome goes to (``commit_recovery``)."""
+    def _intent_recorder(self, node: Node, window: Window, attempt: int) -> Callable[[RunReport], None]:
+        """Called just before the node's target commit: refuses it once the node timed out, else writes
+        the node's ``committing`` row (with the gate its outcome would have) in the store its outcome goes
+        to (``commit_recovery``). Under the commit lock, so a timeout sees either no commit begun (and the
+        commit is refused) or a begun one (whose row it leaves for the thread to finish)."""
         store = self.stores.of(node)
 
         def record(report: RunReport) -> None:
-            if node.id in self._timed_out:
-                raise RunHalted(f"{node.id} exceeded its timeout: its commit was not started")
-            if store is None:
-                return
-            if report.pipeline_run_id is None:
-                report.pipeline_run_id = self.pipeline_run_id
-            try:
-                record_commit_intent(
-                    report,
-                    store=store,
-                    entity=node.entity,
-                    contract_file=str(node.contract_file),
-                    backfill_id=self.options.backfill_id,
-                    run_mode=window.run_mode,
-                    attempts=attempt,
-                    window_reason=window.reason,
-                )
-            except Exception as exc:  # noqa: BLE001 - the commit goes ahead; only its crash recovery is lost
-                report.warnings.append(f"the run's commit intent was not recorded in the run log: {exc}")
+            with self._commit_lock:
+                if node.id in self._timed_out:
+                    raise RunHalted(f"{node.id} exceeded its timeout: its commit was not started")
+                self._commits_begun.add(node.id)
+                if store is None:
+                    return
+                if report.pipeline_run_id is None:
+                    report.pipeline_run_id = self.pipeline_run_id
+                gate = self._gate_of(node, report)
+                try:
+                    record_commit_intent(
+                        report,
+                        store=store,
+                        entity=node.entity,
+                        contract_file=str(node.contract_file),
+                        backfill_id=self.options.backfill_id,
+                        run_mode=window.run_mode,
+                        attempts=attempt,
+                        window_reason=window.reason,
+                        gated=gate is not None,
+                        gate_reason=gate,
+                    )
+                except Exception as exc:  # noqa: BLE001 - the commit goes ahead; only its recovery is lost
+                    report.warnings.append(f"the run's commit intent was not recorded in the run log: {exc}")
 
         return record
 
-    def _record(self, node: Node, window: Window, outcome: Outcome) -> None:
+    def _gate_of(self, node: Node, report: RunReport) -> str | None:
+        """The gate a finished report of ``node`` closes (DRIVER §6), None when it passes."""
+        threshold = quarantine_threshold(
+            self.options.max_quarantine_ratio,
+            node.entry.max_quarantine_ratio,
+            node.metadata.get("max_quarantine_ratio"),
+        )
+        return evaluate_gates(report, threshold)
+
+    def _record(self, node: Node, window: Window, outcome: Outcome, *, log: bool = True) -> None:
         if self.state is not None:
             self.state.record(outcome, window)
         store = self.stores.of(node)
-        if store is not None:
+        if store is not None and log:
             record_outcome(store, node, window, outcome, self.pipeline_run_id, self.options)

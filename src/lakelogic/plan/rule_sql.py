@@ -79,7 +79,15 @@ def compile_row_sql(
         return node
 
     tree = tree.transform(rewrite_in)
-    leftover = tree.find(exp.Subquery, exp.Exists, exp.Query)
+    # EXISTS(array, x -> ...) is Spark's higher-order function, not a subquery
+    leftover = next(
+        (
+            node
+            for node in tree.find_all(exp.Subquery, exp.Exists, exp.Query)
+            if not (isinstance(node, exp.Exists) and isinstance(node.args.get("expression"), exp.Lambda))
+        ),
+        None,
+    )
     if leftover is not None:
         raise PlanError(
             f"{what}: row rules cannot use this subquery ({to_spark(leftover)})",

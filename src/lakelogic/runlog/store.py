@@ -261,9 +261,11 @@ class DuckDBRunLogStore:
     ) -> dict[str, Any] | None:
         where, params = self._after_reset(contract)
         statuses = ", ".join(f"'{s}'" for s in SUCCESS_STATUSES)
-        # a reprocess rewrote old windows; a no_write run committed nothing (lakelogic run --no-write)
+        # a reprocess rewrote old windows; a no_write run committed nothing (lakelogic run --no-write).
+        # A run that failed after its target commit (e.g. its quarantine write) has its rows in the
+        # target: the next window starts after them, or an append target would get them twice.
         where += [
-            f"status IN ({statuses})",
+            f"(status IN ({statuses}) OR (status = 'failed' AND committed))",
             "COALESCE(run_mode, '') NOT IN ('reprocess', 'no_write')",
             *conditions,
         ]
@@ -277,23 +279,34 @@ class DuckDBRunLogStore:
         success: the only ones that could move its next window or cursor. Newest first."""
         where, params = self._after_reset(contract)
         where.append(f"status = '{COMMITTING}'")
+        pending = self._select(where, params, "started_at DESC NULLS LAST", 10)
+        if not pending:  # the usual case: one query
+            return []
         last = self.last_success(contract)
-        end = last.get("window_end") if last else None
-        began = last.get("started_at") if last else None
-        if end is not None:
-            where.append("(window_end > ? OR (window_end IS NULL AND started_at > ?))")
-            params += [self._encode(to_utc_naive(end)), self._encode(to_utc_naive(began or end))]
-        elif began is not None:
-            where.append("started_at > ?")
-            params.append(self._encode(to_utc_naive(began)))
-        return self._select(where, params, "started_at DESC NULLS LAST", 10)
+        end = to_utc_naive(last.get("window_end")) if last else None
+        began = to_utc_naive(last.get("started_at")) if last else None
+        if last is None:
+            return pending
+        return [row for row in pending if _ends_after(row, end, began)]
 
     def latest_run(self, contract: str) -> dict[str, Any] | None:
-        """Latest non-skipped run after the latest reset (upstream freshness, DRIVER §7)."""
+        """Latest non-skipped run after the latest reset (upstream freshness, DRIVER §7). A run still
+        ``committing`` (or stopped there) has not finished: it tells nothing about freshness."""
         where, params = self._after_reset(contract)
-        where.append("status NOT IN ('skipped', 'reset')")
+        where.append(f"status NOT IN ('skipped', 'reset', '{COMMITTING}')")
         rows = self._select(where, params, "started_at DESC NULLS LAST", 1)
         return rows[0] if rows else None
+
+
+def _ends_after(row: Mapping[str, Any], end: datetime | None, began: datetime | None) -> bool:
+    """Whether ``row`` ends after a last success that ended at ``end`` and started at ``began``: by window
+    end, else (no window) by start."""
+    row_end = to_utc_naive(row.get("window_end"))
+    row_start = to_utc_naive(row.get("started_at"))
+    if end is not None and row_end is not None:
+        return row_end > end
+    reference = began or end
+    return reference is None or (row_start is not None and row_start > reference)
 
 
 def _sqlite_text(value: Any) -> Any:

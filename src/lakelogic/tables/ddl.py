@@ -111,6 +111,15 @@ def quarantine_columns(plan: Plan) -> list[tuple[str, str]]:
     return columns + [(n, t) for n, t in QUARANTINE_COLUMNS if n not in names]
 
 
+def stored_columns(target: ResolvedTarget, columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``columns`` as ``target`` stores them: CSV/JSON sinks hold arrays, maps and structs as JSON text
+    (SEMANTICS §11), so their DDL says STRING (CSV has no nested types at all)."""
+    if target.format not in ("csv", "json"):
+        return columns
+    nested = ("ARRAY<", "MAP<", "STRUCT<")
+    return [(n, "STRING" if t.upper().startswith(nested) else t) for n, t in columns]
+
+
 def path_table_name(target: ResolvedTarget) -> str:
     """The name a path target is registered under in the printed DDL (its data stays at LOCATION)."""
     return target.name.rstrip("/").rsplit("/", 1)[-1]
@@ -146,13 +155,13 @@ def contract_ddl(contract: Any, plan: Plan, resolved: ResolvedTarget) -> list[Ta
     """DDL of the target and (when enabled) the quarantine sink."""
     spec = write_spec_from_contract(contract)
     out = []
-    columns = tuple(target_columns(plan, spec))
+    columns = tuple(stored_columns(resolved, target_columns(plan, spec)))
     out.append(TableDDL(resolved, columns, spec, render_create(resolved, list(columns), spec)))
     enabled = bool((plan.quarantine or {}).get("enabled", True))
     if resolved.quarantine is not None and enabled:
         sink = resolved.quarantine
         q_spec = WriteSpec(strategy=sink.write_mode)
-        q_cols = tuple(quarantine_columns(plan))
+        q_cols = tuple(stored_columns(sink, quarantine_columns(plan)))
         # a path sink under <root>/_quarantine/<name> shares the target's last segment: registered under
         # that one name, the second statement would be a no-op (IF NOT EXISTS)
         registered = None

@@ -24,7 +24,7 @@ from typing import Any
 from loguru import logger
 from pyspark.sql import SparkSession
 
-from lakelogic.runlog import SUCCESS_STATUSES, RunLogStore
+from lakelogic.runlog import COMMITTING, SUCCESS_STATUSES, RunLogStore
 from lakelogic.tables.materialize import already_committed, resolve_target
 
 
@@ -49,6 +49,9 @@ def settle_pending_commits(
                 spark, resolved.quarantine, run_id, contract=contract_name, role="quarantine"
             )
         )
+        current = store.get(run_id)  # the run itself may have finished meanwhile: its own row stands
+        if current is None or current.get("status") != COMMITTING:
+            continue
         store.write(_recovered(row, quarantine_missing))
         settled.append(run_id)
         logger.warning(
@@ -65,7 +68,7 @@ def _recovered(row: dict[str, Any], quarantine_missing: bool) -> dict[str, Any]:
     status = str(report.get("status") or "")
     note = (
         f"recovered on {datetime.now(UTC).isoformat(timespec='seconds')}: the run committed its target and "
-        "stopped before its run-log row"
+        "stopped before its run-log row; the rows it wrote and its snapshot are in the target's history"
     )
     if quarantine_missing:
         note += "; its quarantine commit is missing (the quarantined rows of this run were not written)"
@@ -78,6 +81,9 @@ def _recovered(row: dict[str, Any], quarantine_missing: bool) -> dict[str, Any]:
     final.update(
         status=status if status in SUCCESS_STATUSES else "succeeded",
         committed=True,
+        # when it finished is unknown; its start is the earliest it can have been, so freshness checks
+        # never take the recovered run for newer than it is
+        finished_at=row.get("started_at"),
         report_json=json.dumps(report, default=str, sort_keys=True),
     )
     return final
