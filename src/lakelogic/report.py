@@ -228,3 +228,20 @@ class RunReport(_Model):
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def note_landed_commit(report: RunReport) -> None:
+    """A run failing after its target commit: the next window starts after the committed rows (the run
+    log counts a committed failure, so an append target does not get them twice); the rows it quarantined
+    are written only if the run is resumed under its run id or pipeline run and window."""
+    mat = report.materialization
+    if mat is None or not (mat.committed or mat.already_committed):
+        return
+    note = "the target commit landed before the run failed: the next window starts after its rows"
+    if report.counts.quarantined and not mat.quarantine_rows_written:
+        note += (
+            f"; its {report.counts.quarantined} quarantined row(s) were not written: resume the run (the "
+            "same run id, or the same pipeline run and window) to write them"
+        )
+    if note not in report.warnings:
+        report.warnings.append(note)

@@ -378,3 +378,30 @@ def test_a_commit_begun_before_the_timeout_that_fails_leaves_the_timeout_row(tmp
     time.sleep(1.5)
     [row] = store.query(pipeline_run_id="p-fail")
     assert (row["status"], row["error_type"], row["committed"]) == ("failed", "timeout", False)
+
+
+def test_a_run_failing_after_its_commit_records_the_commit(tmp_path: Path) -> None:
+    """A review found the driver's made-up failure report hid a landed commit (committed: false), so the
+    next window read the committed rows again. The runner is asked; the row says committed."""
+    store = DuckDBRunLogStore(tmp_path / "rl.duckdb")
+
+    def fails_after_the_commit(request: Any) -> Any:
+        from tests.driver.helpers import report_for
+
+        report = report_for(request, counts=Counts(source=2, good=1, quarantined=1))
+        assert request.before_commit is not None
+        request.before_commit(report)
+        failure = RuntimeError("the quarantine write failed")
+        failure.__dict__["lakelogic_report"] = report  # as the engine attaches its report
+        raise failure
+
+    fake = FakeRunner({"n": fails_after_the_commit})
+    asked: list[str] = []
+    fake.commit_landed = lambda node, run_id: asked.append(run_id) or True  # type: ignore[attr-defined]
+    result = run([node("n", "bronze")], fake, store=store)
+    outcome = result.outcomes["bronze.n"]
+    assert outcome.status == "failed" and asked == [fake.calls[0].run_id]
+    [row] = store.query()
+    assert row["status"] == "failed" and row["committed"] is True
+    assert "resume the run" in row["report_json"]  # its quarantined row was not written
+    assert store.last_success("n")["run_id"] == row["run_id"]  # the next window starts after it

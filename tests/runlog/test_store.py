@@ -109,7 +109,10 @@ def test_query_filters_and_newest_first(store: DuckDBRunLogStore) -> None:
 
 def test_last_success_ignores_failures_and_rows_before_reset(store: DuckDBRunLogStore) -> None:
     record_run(_report("ok1", started=T0), store=store)
-    record_run(_report("bad", started=T0 + timedelta(hours=1), status=RunStatus.FAILED), store=store)
+    bad = _report("bad", started=T0 + timedelta(hours=1), status=RunStatus.FAILED)
+    assert bad.materialization is not None
+    bad.materialization.committed = False  # failed before its commit (one after it moves the window)
+    record_run(bad, store=store)
     last = store.last_success("silver_orders")
     assert last is not None and last["run_id"] == "ok1"
     store.write(

@@ -49,7 +49,7 @@ from lakelogic.driver.run_logs import NodeStores
 from lakelogic.driver.state import DriverState, SavedNode
 from lakelogic.driver.windows import Window, not_past, resolve_window
 from lakelogic.errors import LakeLogicError, RunHalted
-from lakelogic.report import ErrorBlock, RunReport
+from lakelogic.report import ErrorBlock, MaterializationInfo, RunReport, note_landed_commit
 from lakelogic.runlog import RunLogStore, record_commit_intent
 from lakelogic.types import RunStatus
 
@@ -358,15 +358,43 @@ class PipelineRun:
         try:
             report = retrying(once)
         except Exception as exc:  # noqa: BLE001 - converted into a failed report, never swallowed
-            report = self._synthetic_report(request.node, request.window, RunStatus.FAILED, datetime.now(UTC))
-            report.run_id = request.run_id
-            report.error = ErrorBlock(
-                type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
-            )
+            report = self._failed_report(request, exc)
             final_failure = getattr(self.runner, "on_final_failure", None)
             if callable(final_failure):  # e.g. the Spark runner's §16 `failure` notification, sent once
                 final_failure(request.node, report)
+        if str(report.status) == "failed" and request.node.id in self._commits_begun:
+            self._check_landed_commit(request.node, report)
         return report, counter["n"]
+
+    def _failed_report(self, request: RunRequest, exc: Exception) -> RunReport:
+        """The report of an attempt that raised: the engine's own when it rode along on the exception (it
+        knows what was read and committed), else one made from the node."""
+        attached = exc.__dict__.get("lakelogic_report")
+        if isinstance(attached, RunReport) and attached.run_id == request.run_id:
+            report = attached
+        else:
+            report = self._synthetic_report(request.node, request.window, RunStatus.FAILED, datetime.now(UTC))
+            report.run_id = request.run_id
+        report.status = RunStatus.FAILED
+        report.error = ErrorBlock(
+            type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
+        )
+        return report
+
+    def _check_landed_commit(self, node: Node, report: RunReport) -> None:
+        """A failed run whose commit had begun (this attempt's or an earlier one's, under the same run id)
+        may have committed: the target's markers say, so its row records the commit and the next window
+        starts after those rows instead of reading them again."""
+        mat = report.materialization
+        if mat is not None and (mat.committed or mat.already_committed):
+            note_landed_commit(report)
+            return
+        landed = getattr(self.runner, "commit_landed", None)
+        if not callable(landed) or not landed(node, report.run_id):
+            return
+        report.materialization = mat or MaterializationInfo()
+        report.materialization.committed = True
+        note_landed_commit(report)
 
     def _finish(
         self, node_id: str, window: Window, t_start: datetime, future: Future[tuple[RunReport, int]]

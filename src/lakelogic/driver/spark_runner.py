@@ -166,6 +166,24 @@ class SparkContractRunner:
         except Exception as exc:  # noqa: BLE001 - the log keeps its rows; the window is the log's own
             logger.warning("{}: checking its interrupted commits failed: {}", node.id, exc)
 
+    def commit_landed(self, node: Any, run_id: str) -> bool:
+        """Whether the node's target holds a commit of ``run_id`` (a run that failed after its commit had
+        begun). A target that cannot be read says no, with a warning: the row then records no commit."""
+        from lakelogic.api import load_run_contract
+        from lakelogic.tables.materialize import already_committed, resolve_target
+
+        try:
+            contract = (
+                node.effective.contract
+                if node.effective is not None
+                else load_run_contract(node.contract_file)
+            )
+            name = str(getattr(contract, "contract_name", "") or node.name)
+            return already_committed(self.spark, resolve_target(contract), run_id, contract=name)
+        except Exception as exc:  # noqa: BLE001 - the failed run's own outcome stands; the doubt is logged
+            logger.warning("{}: could not tell whether run {} committed: {}", node.id, run_id, exc)
+            return False
+
     def on_final_failure(self, node: Any, report: RunReport) -> None:
         """The driver gave up on ``node`` (an error no retry fixed): tell its ``failure`` channels once."""
         from lakelogic.api import load_run_contract

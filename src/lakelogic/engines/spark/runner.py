@@ -51,7 +51,7 @@ from lakelogic.errors import (
 from lakelogic.plan.clock import pin_clock
 from lakelogic.plan.compliance import residency_warning
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
-from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport
+from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport, note_landed_commit
 from lakelogic.sources.unreadable import TEXT_FILE_PROBLEMS, unreadable_source
 from lakelogic.sources.windows import ReadWindow
 from lakelogic.types import RunStatus
@@ -194,6 +194,7 @@ def run_contract(
         )
         if user is not None:
             _count_source_of_failed_run(report, outcome)
+        note_landed_commit(report)
         _add_timings(report, progress)
         report.finish(RunStatus.FAILED)
         if outcome.evaluation is not None:
