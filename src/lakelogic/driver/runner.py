@@ -376,9 +376,10 @@ class PipelineRun:
             report = self._synthetic_report(request.node, request.window, RunStatus.FAILED, datetime.now(UTC))
             report.run_id = request.run_id
         report.status = RunStatus.FAILED
-        report.error = ErrorBlock(
-            type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
-        )
+        if report.error is None:  # the engine's own error block names the step that failed
+            report.error = ErrorBlock(
+                type=error_type(exc), message=str(exc), traceback="".join(traceback.format_exception(exc))
+            )
         return report
 
     def _check_landed_commit(self, node: Node, report: RunReport) -> None:
