@@ -105,7 +105,7 @@ def test_resume_after_an_outside_approval_reads_the_run_log(tmp_path: Path) -> N
     resumed = load_state(tmp_path / "state.json")
     run = PipelineRun(dag, runner, pipeline_run_id="p1", as_of=AS_OF, state=resumed, resume=resumed)
     run.store = Log()  # type: ignore[assignment]
-    run._record = lambda *args: None  # type: ignore[method-assign]  # the fake log stores nothing
+    run._record = lambda *args, **kwargs: None  # type: ignore[method-assign]  # the fake log stores nothing
     result = run.execute()
     assert result.outcomes["silver.a"].status == "succeeded" and runner.ran() == ["gold.b"]
 
