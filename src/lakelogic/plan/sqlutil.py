@@ -157,7 +157,7 @@ def parse_sql(sql: str, *, what: str, yaml_path: str) -> exp.Expr:
         parsed = sqlglot.parse(sql, read="spark")
     except (ParseError, TokenError) as err:
         raise PlanError(
-            f"{what}: SQL does not parse as Spark SQL: {_first_line(err)}",
+            f"{what}: SQL does not parse as Spark SQL: {first_line(err)}",
             yaml_path=yaml_path,
             hint=f"the SQL was: {sql.strip()}",
         ) from err
@@ -171,7 +171,9 @@ def parse_sql(sql: str, *, what: str, yaml_path: str) -> exp.Expr:
     return tree
 
 
-def _first_line(err: Exception) -> str:
+def first_line(err: BaseException) -> str:
+    """The first line of an error's message (Spark's analysis errors add plans and stack traces below),
+    else its type's name."""
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
 

@@ -20,7 +20,7 @@ from pyspark.sql.types import BooleanType, DataType, NullType
 from sqlglot import exp
 
 from lakelogic.errors import PlanError
-from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.plan.sqlutil import first_line, quote_ident
 from lakelogic.plan.steps import DatasetRule
 from lakelogic.report import DatasetRuleResult
 from lakelogic.types import Severity
@@ -198,10 +198,9 @@ def _query_rule(
 
 def _rule_error(rule: DatasetRule, exc: Exception) -> PlanError:
     """``exc`` (Spark's analysis error of the rule's own SQL) as a plan error naming the rule."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
     return PlanError(
-        f"dataset rule {rule.name!r} cannot be evaluated on this data: {first}", yaml_path=rule.yaml_path
+        f"dataset rule {rule.name!r} cannot be evaluated on this data: {first_line(exc)}",
+        yaml_path=rule.yaml_path,
     )
 
 

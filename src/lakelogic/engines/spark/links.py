@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from lakelogic.engines.spark.link_cache import LinkCache
 from lakelogic.errors import PlanError, SourceError
-from lakelogic.plan.sqlutil import quote_ident
+from lakelogic.plan.sqlutil import first_line, quote_ident
 from lakelogic.plan.steps import LoadLink
 from lakelogic.tables.delta_files import read_delta
 
@@ -75,10 +75,8 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
 
 def _link_sql_error(step: LoadLink, key: str, exc: Exception, frame: DataFrame) -> PlanError:
     """Spark's analysis error of a link's own ``filter``/``query``, naming the link and its YAML path."""
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else type(exc).__name__
     return PlanError(
-        f"link {step.name!r} {key}: {first}",
+        f"link {step.name!r} {key}: {first_line(exc)}",
         yaml_path=f"{step.yaml_path}.{key}",
         hint="the link's columns: " + ", ".join(frame.columns),
     )

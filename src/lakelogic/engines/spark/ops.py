@@ -24,6 +24,7 @@ from lakelogic.engines.spark.ops_frame import NO_OUTPUT_ROW, op_error
 from lakelogic.engines.spark.ops_sqlviews import run_query
 from lakelogic.engines.spark.ops_warnings import resolve_pending_warnings
 from lakelogic.errors import EngineError, PlanError
+from lakelogic.plan.sqlutil import first_line
 from lakelogic.plan.steps import Transform
 
 __all__ = ["IMPLEMENTATIONS", "apply_transform", "resolve_pending_warnings"]
@@ -87,8 +88,9 @@ def _apply(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> DataFrame
     except AnalysisException as exc:
         # Spark analyses eagerly, so a bad column/table/type in contract SQL surfaces here: report it
         # as the contract's problem, at the op's YAML path, instead of a Spark stack trace.
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise op_error(step, f"Spark cannot analyse this op: {first_line}", _SQL_KEYS.get(step.op)) from exc
+        raise op_error(
+            step, f"Spark cannot analyse this op: {first_line(exc)}", _SQL_KEYS.get(step.op)
+        ) from exc
 
 
 # The parameter holding the op's SQL, for error paths (`transformations[2].derive.sql`).

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from lakelogic.engines.spark.counting import Observations, sum_flag
 from lakelogic.engines.spark.regex_check import refuse_invalid_patterns
 from lakelogic.errors import PlanError
-from lakelogic.plan.sqlutil import quote_ident, sql_string
+from lakelogic.plan.sqlutil import first_line, quote_ident, sql_string
 from lakelogic.types import Phase, Severity
 
 ERRORS_COLUMN = "_lakelogic_errors"
@@ -171,9 +171,8 @@ def _unresolvable_check(frame: DataFrame, checks: Sequence[Check]) -> PlanError 
         try:
             frame.select(F.expr(check.fail_sql))
         except AnalysisException as exc:
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return PlanError(
-                f"row rule {check.name!r} cannot be evaluated on this data: {first_line}",
+                f"row rule {check.name!r} cannot be evaluated on this data: {first_line(exc)}",
                 yaml_path=check.yaml_path or "quality.row_rules",
                 hint="columns available to the rule: "
                 + ", ".join(c for c in frame.columns if not c.startswith(HIDDEN_PREFIX)),

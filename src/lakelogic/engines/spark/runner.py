@@ -50,6 +50,7 @@ from lakelogic.errors import (
 )
 from lakelogic.plan.clock import pin_clock
 from lakelogic.plan.compliance import residency_warning
+from lakelogic.plan.sqlutil import first_line
 from lakelogic.plan.steps import CleanupSource, DatasetRule, EvaluateSlos
 from lakelogic.report import DatasetRuleResult, ErrorBlock, RunReport, note_landed_commit
 from lakelogic.sources.unreadable import TEXT_FILE_PROBLEMS, unreadable_source
@@ -113,7 +114,7 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
     except ImportError:  # pragma: no cover
         return None
     if isinstance(exc, AnalysisException | ParseException):
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         return EngineError(f"Spark rejected the contract's SQL: {_without_hidden_columns(first)}")
     cause = _sql_runtime_error(str(exc))
     if cause is not None:
@@ -218,7 +219,7 @@ def _count_source_of_failed_run(report: RunReport, outcome: RunOutcome) -> None:
     try:
         report.counts.source = int(outcome.read_frame.count())
     except Exception as exc:  # noqa: BLE001 - the run's own error is what the report is about
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         report.warnings.append(f"the source rows of this failed run could not be counted: {first[:300]}")
 
 
