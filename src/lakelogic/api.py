@@ -170,16 +170,18 @@ class DataProcessor:
             # an unexpected failure still tells the channels subscribed to `failure`, then propagates
             failed = exc.__dict__.get("lakelogic_report") if hasattr(exc, "__dict__") else None
             if isinstance(failed, RunReport):
-                if recording:
-                    self._record(failed, materialized=materialize)
                 if notify:
                     notify_run(self.contract, failed)
+                if recording:
+                    self._record(failed, materialized=materialize)
             raise
-        if recording:
-            self._record(outcome.report, materialized=materialize)
-        # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included
+        # step 15 wrap-up (SEMANTICS §16): after the report is final, failed runs included. Notified
+        # before the row is recorded, so the row holds the deliveries: the next run's duplicate-breach
+        # suppression reads them there (notify_run never raises)
         if notify:
             notify_run(self.contract, outcome.report)
+        if recording:
+            self._record(outcome.report, materialized=materialize)
         return RunResult(outcome.good, outcome.bad, outcome.report)
 
     def _record(self, report: RunReport, *, materialized: bool) -> None:

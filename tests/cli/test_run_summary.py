@@ -36,3 +36,22 @@ def test_no_change_and_an_earlier_commit_say_why_nothing_was_written() -> None:
     resumed = materialization_line(_info(strategy="append", already_committed=True, committed=True))
     assert "already committed (by this run before" in resumed
     assert "versions closed" not in resumed
+
+
+def test_the_summary_shows_every_service_level_and_its_outcome() -> None:
+    from rich.console import Console
+
+    from lakelogic.cli.run_cmd import render_summary
+    from lakelogic.report import RunReport, ServiceLevelResult
+
+    report = RunReport(run_id="r", contract="orders")
+    report.service_levels = [
+        ServiceLevelResult(objective="row_count", passed=False, observed=2, threshold={"min_rows": 100}),
+        ServiceLevelResult(objective="freshness", passed=None, observed=None, threshold=3600),
+    ]
+    console = Console(record=True, width=200)
+    render_summary(report, console)
+    text = console.export_text()
+    assert "service levels" in text
+    assert "row_count" in text and "no" in text and "{'min_rows': 100}" in text
+    assert "freshness" in text and "not measured" in text

@@ -104,6 +104,46 @@ def test_availability_without_a_field_is_the_share_of_good_runs_in_30_days() -> 
     assert asked == [("orders", as_of - timedelta(days=30))]
 
 
+def test_availability_counts_a_materialized_run_once_despite_its_committing_row(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A materialized run's write-ahead `committing` row is in the log when the objective is measured:
+    it is the run itself, not an earlier run that did not finish (it read 0.5 on a first run)."""
+    doc = contract(
+        [{"name": "id", "type": "integer"}],
+        materialization={"strategy": "append", "format": "delta"},
+        metadata={"run_log_database": str(tmp_path / "runs.duckdb")},
+        service_levels={"availability": 0.99},
+    )
+    target = str(tmp_path / "target")
+    for _ in range(2):
+        result = run(spark, doc, [{"id": 1}], materialize=True, target=target)
+        slo = _by_objective(result)["availability"]
+        assert (slo.passed, slo.observed) == (True, 1.0)
+
+
+def test_availability_leaves_out_the_runs_own_row() -> None:
+    from datetime import UTC, datetime
+
+    from lakelogic.engines.spark.slos import evaluate_slos
+    from lakelogic.plan.steps import EvaluateSlos, SloObjective
+    from lakelogic.report import RunReport
+
+    report = RunReport(run_id="r", contract="orders")
+    report.status = "succeeded"  # type: ignore[assignment]
+    step = EvaluateSlos(yaml_path="service_levels", objectives=(SloObjective("availability", threshold=0.5),))
+    rows = [{"run_id": "r", "status": "committing"}, {"run_id": "q", "status": "failed"}]
+    (result,) = evaluate_slos(
+        step,
+        published=lambda: None,
+        batch=None,
+        report=report,
+        as_of=datetime(2024, 3, 31, tzinfo=UTC),
+        history=lambda contract, since: rows,
+    )
+    assert (result.passed, result.observed) == (True, 0.5)  # q failed, this run succeeded
+
+
 def _report(**counts: int) -> Any:
     from lakelogic.report import Counts, RunReport
 
@@ -371,3 +411,35 @@ def test_warn_only_misses_never_alert_even_with_min_severity_low() -> None:
     low = Alerting(min_severity="low")
     assert not low.breached([{"passed": False, "severity": "info"}])
     assert low.breached([{"passed": False, "severity": "warning"}])
+
+
+def test_the_api_records_the_runs_deliveries_so_repeated_breaches_are_suppressed(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The run-log row is written after the notifications, so it holds them, and the next run's
+    duplicate-breach suppression (DRIVER §2.2 `suppress_duplicate_alerts_minutes`) can read them."""
+    import json
+
+    from lakelogic.api import DataProcessor
+    from lakelogic.runlog import store_for_contract
+
+    doc = contract(
+        [{"name": "id", "type": "integer"}],
+        materialization={"strategy": "append", "format": "delta"},
+        metadata={"run_log_database": str(tmp_path / "runs.duckdb")},
+        service_levels={"row_count": {"min_rows": 100}},
+        quarantine={"notifications": [{"type": "console", "on_events": ["slo_breach"]}]},
+    )
+    target = str(tmp_path / "target")
+    deliveries = []
+    for _ in range(2):
+        processor = DataProcessor(doc, spark=spark)
+        processor.contract._hierarchy_slo = {"alerting": {"suppress_duplicate_alerts_minutes": 30}}
+        report = processor.run(
+            spark.createDataFrame([(1,)], "id INT"), materialize=True, target=target
+        ).report
+        deliveries.append([(n.event, n.delivered) for n in report.notifications])
+        [row] = store_for_contract(processor.contract).query(contract=report.contract, last=1)
+        logged = json.loads(row["report_json"]) if isinstance(row["report_json"], str) else row["report_json"]
+        assert [n["event"] for n in logged["notifications"]] == ["slo_breach"]
+    assert deliveries == [[("slo_breach", True)], [("slo_breach", False)]]

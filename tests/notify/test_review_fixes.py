@@ -297,3 +297,53 @@ def test_contact_addresses_with_names_and_a_domain_channel_for_the_same_address(
     assert channel.destination == "oncall@example.com"
     assert channel.subscriptions["failure"].templates.subject == "CUSTOM {{event}}"  # the file's own texts
     assert "slo_breach" in channel.subscriptions  # and the contact's event
+
+
+def test_an_unreadable_run_log_still_delivers_the_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Alert history is a nicety; a run log that cannot be read must not cost a failed run its alert."""
+    from lakelogic import notify
+    from lakelogic.report import ServiceLevelResult
+    from lakelogic.types import RunStatus
+
+    contract = load_contract(_doc([{"type": "console", "on_events": ["failure", "slo_breach"]}]))
+    contract._hierarchy_slo = {"alerting": {}}
+
+    def unreadable(c: Any, r: Any) -> list[dict[str, Any]]:
+        raise OSError("database is locked")
+
+    monkeypatch.setattr(notify, "earlier_reports", unreadable)
+    report = _report()
+    report.status = RunStatus.FAILED
+    report.service_levels = [ServiceLevelResult(objective="row_count", passed=False, severity="critical")]
+    sent = sorted((r.event, r.delivered) for r in notify_run(contract, report))
+    assert sent == [("failure", True), ("slo_breach", True)]
+    assert any("could not be read for alert history" in w for w in report.warnings)
+
+
+def test_a_domain_that_enables_notifications_locks_them_on(tmp_path: Path) -> None:
+    """DRIVER §2.4: `notifications_enabled` is locked either way, so a contract cannot mute the domain."""
+    path = _project(tmp_path, "notifications_enabled: true\nnotifications:\n  - {type: console}\n")
+    _write(path, CONTRACT)
+    assert resolve_effective(path).contract.quarantine.notifications_enabled is True
+    _write(path, CONTRACT + "quarantine:\n  notifications_enabled: false\n")
+    with pytest.raises(ContractError) as info:
+        resolve_effective(path)
+    assert "quarantine.notifications_enabled" in str(info.value) and "locked" in str(info.value)
+
+
+def test_one_destination_written_as_env_reference_and_literal_is_one_channel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOOK_TWICE", "https://hooks.example.com/same")
+    contract = load_contract(
+        _doc(
+            [
+                {"type": "webhook", "url": "env:HOOK_TWICE", "on_events": ["success"]},
+                {"type": "webhook", "url": "https://hooks.example.com/same", "on_events": ["failure"]},
+                {"type": "webhook", "url": "https://hooks.example.com/other", "on_events": ["failure"]},
+            ]
+        )
+    )
+    channels, problems = resolve_channels(contract)
+    assert problems == []
+    assert sorted(sorted(c.events) for c in channels) == [["failure"], ["failure", "success"]]

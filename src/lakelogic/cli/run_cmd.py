@@ -230,6 +230,14 @@ def render_summary(report: RunReport, console: Console) -> None:
             passed = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "n/a"}[d.passed]
             ds.add_row(d.name, d.severity, passed, str(d.observed), str(d.expected))
         console.print(ds)
+    if report.service_levels:
+        slos = Table(title="service levels")
+        for name in ("objective", "passed", "observed", "threshold"):
+            slos.add_column(name)
+        for o in report.service_levels:
+            passed = {True: "[green]yes[/green]", False: "[red]no[/red]", None: "not measured"}[o.passed]
+            slos.add_row(o.objective, passed, str(o.observed), str(o.threshold))
+        console.print(slos)
     if report.materialization is not None:
         console.print(materialization_line(report.materialization), highlight=False)
     for note in report.notifications:

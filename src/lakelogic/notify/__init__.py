@@ -67,7 +67,15 @@ def _notify(contract: Contract, report: RunReport) -> list[NotificationResult]:
     alerting = Alerting.of(contract)
     history: list[dict[str, Any]] = []
     if alerting is not None and channels and report.service_levels:
-        history = earlier_reports(contract, report)
+        try:
+            history = earlier_reports(contract, report)
+        except Exception as exc:  # noqa: BLE001 - an unreadable log must not cost the run its alerts
+            # without history nothing is suppressed and no recovery is told: an alert too many, never
+            # one too few (a `failure` must still reach its channels)
+            report.warnings.append(
+                f"notifications: the run log could not be read for alert history ({type(exc).__name__}: "
+                f"{exc}); duplicate breaches are not suppressed this run"
+            )
         events = adjust_events(alerting, report, events, history)
     if not channels or not events:
         return []

@@ -174,6 +174,14 @@ def _apprise_problem(url: str) -> str | None:
     return None
 
 
+def _destination_key(kind: str, destination: str) -> str:
+    """The de-duplication key of a destination, by what a secret reference resolves to (digested: a
+    resolved secret is kept nowhere); a reference that does not resolve was reported by
+    :func:`_destination_problem` already."""
+    value = resolve_secret(destination) if is_reference(destination) else destination
+    return hashlib.sha256(_same_destination(kind, value).encode("utf-8")).hexdigest()
+
+
 def _same_destination(kind: str, destination: str) -> str:
     """The de-duplication form: e-mail addresses without ``mailto:`` and case."""
     if kind in EMAIL_TYPES and _EMAIL.match(destination.removeprefix("mailto:")):
@@ -213,7 +221,8 @@ def resolve_channels(contract: Contract) -> tuple[list[Channel], list[Problem]]:
                 shown = display_destination(destination)
                 problems.append(_problem(path, f"{note.type} channel {shown}: {reason}"))
                 continue
-            key = (note.type, _same_destination(note.type, destination))
+            # keyed on what the reference resolves to: `env:HOOK` and `${HOOK}` are one destination
+            key = (note.type, _destination_key(note.type, destination))
             channel = channels.setdefault(key, Channel(type=note.type, destination=destination))
             for event in events:
                 channel.subscriptions[event] = subscription

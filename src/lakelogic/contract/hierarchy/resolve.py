@@ -272,9 +272,10 @@ def _hierarchy_layers(
         # contacts first: a channel the file declares for the same destination keeps its own texts
         channels = contact_channels + list(doc.notifications or [])
         out.append(("quarantine.notifications", [_anchored(c, base) for c in channels] if base else channels))
-    if doc.notifications_enabled is False:
-        # the master switch (DRIVER §2.2, locked): silences every channel of every contract below
-        out.append(("quarantine.notifications_enabled", False))
+    if doc.notifications_enabled is not None:
+        # the master switch (DRIVER §2.2, locked either way): `false` silences every channel of every
+        # contract below; `true` keeps a contract from silencing the domain's channels
+        out.append(("quarantine.notifications_enabled", doc.notifications_enabled))
     if doc.slo and layer:
         fresh = (doc.slo.get("freshness") or {}).get(layer)
         if (
@@ -350,8 +351,8 @@ def _merge(
             merger.add(value, source, hierarchy=True, at=at)
         if isinstance(doc, DomainFile):
             locked["info.domain"] = doc.domain
-            if doc.notifications_enabled is False:
-                locked["quarantine.notifications_enabled"] = False
+            if doc.notifications_enabled is not None:
+                locked["quarantine.notifications_enabled"] = doc.notifications_enabled
             for lpath in doc.locked:
                 if has_path(merger.data, lpath):
                     locked[lpath] = get_path(merger.data, lpath)

@@ -170,7 +170,9 @@ def _run_availability(
         return _unmeasured(o, report, f"the run log could not be read: {exc.message}")
     if earlier is None:
         return _unmeasured(o, report, "no run log to read the contract's run history from")
-    statuses = [*(str(r["status"]) for r in earlier), str(report.status)]
+    # the run's own write-ahead ``committing`` row is already in the log: it is this run, counted once
+    # by its final status, not an earlier run that did not finish
+    statuses = [*(str(r["status"]) for r in earlier if r.get("run_id") != report.run_id), str(report.status)]
     share = sum(s in AVAILABLE_STATUSES for s in statuses) / len(statuses)
     return _result(o, share >= (o.threshold or 0), round(share, 6), o.threshold)
 
