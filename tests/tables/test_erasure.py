@@ -387,3 +387,52 @@ def test_forget_matches_a_text_subject_id_exactly_as_given(spark: Any, tmp_path:
         (r["user"], r["email"]) for r in DeltaTable(str(tmp_path / "users")).to_pyarrow_table().to_pylist()
     )
     assert stored == [(" bob", None), ("bob", "bob@x")]
+
+
+def test_cli_forget_reads_each_id_exactly_as_written(tmp_path: Path) -> None:
+    from lakelogic.cli.forget_cmd import _read_ids
+
+    ids = tmp_path / "ids.txt"
+    ids.write_text(" bob\r\nbob\n   \n  # a comment\nann \n")
+    assert _read_ids(ids) == [" bob", "bob", "ann "]
+
+
+@pytest.mark.spark
+def test_forget_finds_subjects_of_a_hash_or_encrypt_masked_column_and_refuses_other_maskings(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A masked subject column stores the masked text: the ids are masked as the run masks them, so
+    `cid = 1` finds the row stored as the salted hash of "1" (it matched nothing and reported success)."""
+    import base64
+
+    from deltalake import DeltaTable
+
+    monkeypatch.setenv("LAKELOGIC_PII_SALT", "pepper")
+    monkeypatch.setenv("LAKELOGIC_PII_KEY", base64.b64encode(bytes(range(32))).decode())
+    for masking in ("hash", "encrypt"):
+        path = str(tmp_path / masking)
+        fields = [
+            {"name": "cid", "type": "integer", "masking": masking},
+            {"name": "name", "type": "string", "pii": True},
+        ]
+        doc = {
+            "version": "1.0.0",
+            "info": {"title": "Users"},
+            "model": {"fields": fields},
+            "materialization": {"strategy": "append", "format": "delta", "target_path": path},
+        }
+        processor = DataProcessor(doc, spark=spark)
+        frame = spark.createDataFrame([(1, "ann"), (2, "bob")], "cid int, name string")
+        assert processor.run(frame, materialize=True).report.error is None
+        erased = processor.forget("cid", ["1"], reason="request 9")
+        assert [(t.role, t.rows_affected) for t in erased.tables if t.role == "target"] == [("target", 1)]
+        names = sorted(str(r["name"]) for r in DeltaTable(path).to_pyarrow_table().to_pylist())
+        assert names == ["None", "bob"], masking
+    redacted = {
+        "version": "1.0.0",
+        "info": {"title": "Users"},
+        "model": {"fields": [{"name": "cid", "type": "integer", "masking": "redact"}]},
+        "materialization": {"strategy": "append", "format": "delta", "target_path": str(tmp_path / "r")},
+    }
+    with pytest.raises(ErasureRequestError, match="stored masked"):
+        DataProcessor(redacted, spark=spark).forget("cid", ["1"], strategy="delete")

@@ -15,9 +15,11 @@ from lakelogic.errors import LakeLogicError
 
 
 def _read_ids(path: Path) -> list[str]:
-    """One id per line (``-`` reads standard input); blank lines and ``#`` comments are skipped."""
+    """One id per line (``-`` reads standard input), exactly as written: `` bob`` and ``bob`` are two
+    subjects of a text column (the API's rule; trimming erased the wrong person's row). Lines that are
+    blank or whose first non-blank character is ``#`` are skipped."""
     text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _processor(contract: Path) -> Any:

@@ -24,6 +24,8 @@ from lakelogic.types import parse_type
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakelogic.plan.steps import FieldSpec
+
 _ALIASES = {"null": "nullify"}
 
 
@@ -110,6 +112,14 @@ def build_request(
             f"strategy {chosen} has no columns to rewrite: no field is marked pii or phi",
             hint="pass columns, mark the fields pii/phi, or use strategy delete",
         )
+    masking = _subject_masking(contract, subject_column)
+    if masking is not None and masking not in _MATCHABLE_MASKINGS:
+        raise ErasureRequestError(
+            f"subject column {subject_column!r} is stored masked ({masking}): its stored values cannot "
+            "identify a subject",
+            hint="name an unmasked column that identifies the subject (the primary key, say), or one "
+            "masked with hash or encrypt, whose stored form the ids are matched in",
+        )
     text_column = parse_type(str(fields[subject_column].type)).kind == "string"
     ids = _subject_ids(subject_ids, text_column=text_column)
     if not ids:
@@ -123,6 +133,21 @@ def build_request(
         reason=reason,
         requested_by=requested_by or _current_user(),
     )
+
+
+# deterministic maskings: an id masked as the run masks it is the stored value
+_MATCHABLE_MASKINGS = ("hash", "encrypt")
+
+
+def _subject_spec(contract: Any, subject_column: str) -> FieldSpec | None:
+    from lakelogic.plan.fields import resolve_fields
+
+    return next((f for f in resolve_fields(contract) if f.name == subject_column), None)
+
+
+def _subject_masking(contract: Any, subject_column: str) -> str | None:
+    spec = _subject_spec(contract, subject_column)
+    return spec.masking if spec is not None else None
 
 
 def _current_user() -> str | None:
@@ -141,16 +166,24 @@ def typed_subject_ids(spark: SparkSession, contract: Any, request: ErasureReques
     from pyspark.sql.types import StringType
 
     from lakelogic.engines.spark.casting import strict_cast_sql
+    from lakelogic.engines.spark.masking import masking_sql
+    from lakelogic.plan.sqlutil import quote_ident
 
     field = next(f for f in contract.model.fields if f.name == request.subject_column)
     logical = parse_type(str(field.type))
     typed = strict_cast_sql("raw", StringType(), logical)
     kind = logical.kind
     exact = f"unix_micros({typed})" if kind in ("timestamp", "timestamp_ntz") else f"CAST({typed} AS STRING)"
+    masked = "CAST(NULL AS STRING)"
+    spec = _subject_spec(contract, request.subject_column)
+    if spec is not None and spec.masking is not None:
+        # a hash- or encrypt-masked column stores the masked text: the id, masked as the run masks it
+        masked = masking_sql(spec, warnings=[])
     # the request's own ids (handed in by the caller), not table data
     rows = (
         spark.createDataFrame([(i,) for i in request.subject_ids], "raw string")
-        .selectExpr("raw", f"{exact} AS value")
+        .selectExpr("raw", f"{exact} AS value", f"{typed} AS {quote_ident(field.name)}")
+        .selectExpr("raw", "value", f"{masked} AS masked")
         .collect()
     )
     refused = [str(r["raw"]) for r in rows if r["value"] is None]
@@ -163,7 +196,8 @@ def typed_subject_ids(spark: SparkSession, contract: Any, request: ErasureReques
     values: dict[str, Any] = {}
     for row in rows:
         value = _python_value(kind, row["value"])
-        values.setdefault(value.isoformat() if hasattr(value, "isoformat") else str(value), value)
+        stored = value if row["masked"] is None else row["masked"]
+        values.setdefault(value.isoformat() if hasattr(value, "isoformat") else str(value), stored)
     return with_values(request, subject_ids=tuple(values), subject_values=tuple(values.values()))
 
 

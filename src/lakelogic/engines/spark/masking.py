@@ -1,11 +1,12 @@
 """Masking at step 12 (SEMANTICS §5.4), on good and quarantined rows, as Spark SQL expressions.
 
-``encrypt`` uses Spark's built-in ``aes_encrypt(.., 'GCM')``, whose output is exactly
+``encrypt`` uses Spark's built-in ``aes_encrypt(.., 'GCM', 'DEFAULT', iv)``, whose output is exactly
 ``12-byte nonce || ciphertext || tag``; we prefix ``enc:`` and use base64url. No Python UDFs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Sequence
@@ -125,7 +126,10 @@ def _render_template(template: str, source: str, text: str) -> str:
             parts.append(sql_string(template[pos : m.start()]))
         token = m.group(1)
         if token == "domain":
-            parts.append(f"substring_index({text}, '@', -1)")
+            # no '@': no domain (substring_index would give the whole value away)
+            parts.append(
+                f"CASE WHEN instr({text}, '@') > 0 THEN substring_index({text}, '@', -1) ELSE '' END"
+            )
         elif token.startswith("first"):
             parts.append(f"substring({source}, 1, {token[5:]})")
         else:
@@ -144,9 +148,22 @@ def _encrypt_key(spec: FieldSpec) -> bytes:
 
 
 def _encrypt_sql(text: str, spec: FieldSpec) -> str:
-    key_hex = _encrypt_key(spec).hex()
-    cipher = f"aes_encrypt(encode({text}, 'UTF-8'), unhex('{key_hex}'), 'GCM')"
-    b64url = f"translate(base64({cipher}), '+/', '-_')"  # base64url, padded
+    """``enc:`` + base64url(nonce ‖ AES-256-GCM ciphertext ‖ tag), the nonce derived from the value.
+
+    A random nonce made every run write different ciphertext for the same value: a merge rewrote every
+    row of an identical batch, an SCD2 tracking an encrypted column opened versions for unchanged values,
+    and an encrypted merge key matched nothing and duplicated rows. The nonce is the first 12 bytes of a
+    keyed SHA-256 of the value (a synthetic IV, as in SIV modes): equal values encrypt equally, which tells
+    a reader no more than ``hash`` masking already does, and distinct values get distinct nonces except
+    with the probability of a random nonce collision. The layout is unchanged, so decryption needs no
+    nonce rule. Spark chunks ``base64`` output with CRLF every 76 characters by default
+    (``spark.sql.chunkBase64String.enabled``): ``translate`` drops the line breaks with ``+/`` → ``-_``."""
+    key = _encrypt_key(spec)
+    nonce_key = hashlib.sha256(b"lakelogic encrypt nonce\0" + key).hexdigest()
+    plain = f"encode({text}, 'UTF-8')"
+    nonce = f"unhex(substr(sha2(concat(unhex('{nonce_key}'), {plain}), 256), 1, 24))"
+    cipher = f"aes_encrypt({plain}, unhex('{key.hex()}'), 'GCM', 'DEFAULT', {nonce})"
+    b64url = f"translate(base64({cipher}), concat('+/', chr(13), chr(10)), '-_')"  # base64url, padded
     return (
         f"CASE WHEN {text} IS NULL THEN NULL WHEN startswith({text}, 'enc:') THEN {text} "
         f"ELSE concat('enc:', {b64url}) END"
