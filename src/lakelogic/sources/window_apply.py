@@ -114,8 +114,11 @@ def filter_rows(frame: DataFrame, rows: RowWindow, *, value: Any = None) -> Data
     return frame.where(kept)
 
 
-def observe_watermark(frame: DataFrame, field: str, run_id: str) -> tuple[DataFrame, Observation]:
-    """Attach ``MAX(field)`` as an observation (filled by the run's first action over the frame)."""
+def observe_watermark(
+    frame: DataFrame, field: str, run_id: str, *, value: Any = None
+) -> tuple[DataFrame, Observation]:
+    """Attach ``MAX(field)`` as an observation (filled by the run's first action over the frame);
+    ``value``: the field as a timestamp, as :func:`filter_rows` takes it."""
     import uuid
 
     from pyspark.sql import Observation
@@ -124,7 +127,7 @@ def observe_watermark(frame: DataFrame, field: str, run_id: str) -> tuple[DataFr
     # Unique per call: a resumed run reuses its run_id, and observation names are session-global.
     obs = Observation(f"ll_wm_{run_id.replace('-', '')}_{uuid.uuid4().hex[:8]}")
     # Epoch microseconds: observed metrics come back through Py4J, which does not convert timestamps.
-    newest = F.unix_micros(F.max(watermark_value(frame, field)))
+    newest = F.unix_micros(F.max(watermark_value(frame, field) if value is None else value))
     return frame.observe(obs, newest.alias("max_wm")), obs
 
 

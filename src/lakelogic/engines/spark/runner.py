@@ -523,7 +523,7 @@ def _post_ingestion(
 def _standalone_window(
     spark: SparkSession, contract: Any, plan: Any, as_of: datetime, request: RunRequest, report: RunReport
 ) -> ReadWindow | None:
-    from lakelogic.engines.spark.source_bounds import standalone_window
+    from lakelogic.engines.spark.source_bounds import NO_WATERMARK_COLUMN, PROCESSED_AT, standalone_window
     from lakelogic.plan.steps import ReadSource
 
     steps = plan.of_kind(ReadSource)
@@ -531,6 +531,17 @@ def _standalone_window(
     if window is not None:
         report.window.start, report.window.end = window.start, window.end
         report.window.label, report.window.reason = window.label, window.reason
+        if window.reason == NO_WATERMARK_COLUMN and steps:
+            field = steps[0].watermark_field or PROCESSED_AT
+            report.warnings.append(
+                f"incremental source: the target has no column {field!r} to take the max_target watermark "
+                "from, so this run read the whole source"
+                + (
+                    " (it is a lineage column: enable lineage, or set source.watermark_field)"
+                    if field == PROCESSED_AT
+                    else ""
+                )
+            )
     return window
 
 

@@ -33,7 +33,7 @@ from loguru import logger
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lakelogic.errors import LakeLogicError, PlanError
+from lakelogic.errors import LakeLogicError, PlanError, SourceError
 from lakelogic.plan.predicates import interval_sql
 from lakelogic.plan.steps import ReadSource
 from lakelogic.sources.delta_cursor import DELTA_VERSION_FIELD, DELTA_VERSION_STRATEGY
@@ -127,7 +127,12 @@ def standalone_window(
     elif strategy == "date_range":
         start, end = _date_range(settings)
     elif strategy == "max_target":
-        start, instant = _max_target(spark, contract, step, target)
+        try:
+            start, instant = _max_target(spark, contract, step, target)
+        except _NoWatermarkColumn:
+            # the target exists without the column: every run is a first load (an append target then
+            # holds the source again after each run), which the report must say (runner warns)
+            return ReadWindow("incremental", None, as_of, reason=NO_WATERMARK_COLUMN)
         exclusive = start is not None and instant and not lookback and not _absorbs_rereads(contract)
     elif strategy == MANIFEST_STRATEGY:  # the source reader selects the files the manifest lacks
         return ReadWindow("incremental", None, as_of, reason=MANIFEST_STRATEGY)
@@ -150,6 +155,17 @@ def standalone_window(
     # driver's range window, not by when they landed
     label = "range" if strategy == "date_range" else "incremental"
     return ReadWindow(label, start, end, reason=reason, start_exclusive=exclusive)
+
+
+NO_WATERMARK_COLUMN = "target_has_no_watermark_column"
+
+
+class _NoWatermarkColumn(Exception):
+    """The target exists but has no watermark column. Private: it never leaves this module."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
 
 
 def _absorbs_rereads(contract: Any) -> bool:
@@ -220,8 +236,20 @@ def _max_target(
     except LakeLogicError:
         return None, False  # no resolvable target yet: the first load reads everything
     if field not in stored.columns:
-        return None, False
+        raise _NoWatermarkColumn(field)
     instant = isinstance(stored.schema[field].dataType, TimestampType | TimestampNTZType)
-    row = stored.agg(F.unix_micros(F.max(watermark_value(stored, field))).alias("m")).first()
+    column = F.col("`" + field.replace("`", "``") + "`")
+    row = stored.agg(
+        F.unix_micros(F.max(watermark_value(stored, field))).alias("m"), F.max(column).alias("raw")
+    ).first()
+    if row is not None and row["m"] is None and row["raw"] is not None:
+        # values no window can be placed by (epoch seconds, a sequence number): a full read every run
+        # would append the whole source again each time
+        raise SourceError(
+            f"watermark_field {field!r}: the target's values (largest {str(row['raw'])[:40]!r}) are not "
+            "dates or timestamps, so no incremental window can start after them",
+            hint="a watermark is a date, a timestamp, ISO 8601 text or a YYYYMMDD number; "
+            "use watermark_strategy: manifest or pipeline_log for other sources",
+        )
     found = _from_micros(int(row["m"])) if row is not None and row["m"] is not None else None
     return found, instant

@@ -307,10 +307,14 @@ def _windowed(
         ctx.pending_date_window = (step, model_types)
         rows = None
     if frame is not None and rows is not None:
-        typed = _date_value(frame, step, rows.field, model_types) if by_date else None
+        typed = None
+        if by_date or _declared_temporal(rows.field, frame, model_types):
+            # as enforcement will read it: the model's type and the source's date/timestamp formats
+            # (a `dd/MM/yyyy HH:mm` watermark read as ISO was NULL, so every later window dropped it)
+            typed = _date_value(frame, step, rows.field, model_types)
         frame = filter_rows(frame, rows, value=typed)
         if state.decision.watermark is not None:  # a full contract's date column is no cursor
-            frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id)
+            frame, state.watermark = observe_watermark(frame, rows.field, ctx.run_id, value=typed)
     return SourceOutcome(frame, read.info, empty, _location(read), read.selected)
 
 
@@ -322,6 +326,12 @@ def window_date_column(step: ReadSource, model_types: Mapping[str, LogicalType] 
     column = step.reprocess_date_column
     declared = (model_types or {}).get(column) if column else None
     return column if declared is not None and declared.kind in _TEMPORAL else None
+
+
+def _declared_temporal(column: str, frame: DataFrame, model_types: Mapping[str, LogicalType] | None) -> bool:
+    """The model declares the (source) column a date or timestamp."""
+    declared = (model_types or {}).get(column)
+    return declared is not None and declared.kind in _TEMPORAL and column in frame.columns
 
 
 def _date_value(
