@@ -142,3 +142,45 @@ def test_run_records_in_the_run_log_the_contract_names(spark: Any, tmp_path: Pat
     assert [r["contract"] for r in DuckDBRunLogStore(own).query()] == ["cli_run"]
     default = DuckDBRunLogStore(tmp_path / "runlog.duckdb")
     assert not default.exists() or default.query() == []
+
+
+@pytest.mark.spark
+def test_target_option_materializes_a_contract_without_a_materialization_block(
+    spark: Any, tmp_path: Path
+) -> None:
+    """`--target` was silently ignored when the contract had no `materialization` (exit 0, nothing
+    written); it appends there, as `run(materialize=True, target=...)` does."""
+    data = tmp_path / "in.csv"
+    data.write_text("id,v\n1,2.5\n2,-1\n")
+    doc = {**CONTRACT, "source": {**CONTRACT["source"], "path": str(data)}}
+    target = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, doc)), "--json", "--target", str(target)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["materialization"]["target"] and report["materialization"]["rows_inserted"] == 1
+    skipped = CliRunner().invoke(
+        app, ["run", str(_write(tmp_path, doc)), "--json", "--target", str(target), "--no-write"]
+    )
+    assert skipped.exit_code == 0 and json.loads(skipped.stdout)["materialization"] is None
+
+
+def test_a_crash_with_the_engines_report_still_prints_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakelogic.api import DataProcessor
+    from lakelogic.report import RunReport
+
+    recorded: list[RunReport] = []
+
+    def crash(self: Any, *args: Any, **kwargs: Any) -> Any:
+        report = RunReport(run_id="r-crash", contract="cli_run")
+        error = RuntimeError("internal")
+        error.__dict__["lakelogic_report"] = report
+        raise error
+
+    monkeypatch.setattr(DataProcessor, "run", crash)
+    monkeypatch.setattr("lakelogic.cli.run_cmd._record", lambda report, *a, **k: recorded.append(report))
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, CONTRACT)), "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["run_id"] == "r-crash"
+    assert [r.run_id for r in recorded] == ["r-crash"]

@@ -113,3 +113,30 @@ def test_a_result_with_duplicate_column_names_is_the_codes_error(spark: Any, tmp
     report = _processor(spark, tmp_path, code).run(_input(spark)).report
     assert report.status == "failed" and report.error is not None
     assert report.error.type == "external_logic" and "duplicate column(s) V" in report.error.message
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (  # fails later, inside a Spark task: was a raw PythonException with no report
+            "from pyspark.sql import functions as F\n"
+            "def bad(x):\n    raise ValueError('udf boom')\n"
+            "def run(frame, **kw):\n    return frame.withColumn('v', F.udf(bad, 'string')('v'))\n",
+            "ValueError: udf boom",
+        ),
+        (  # `sys.exit()` ended the CLI with status 0 and no report
+            "import sys\ndef run(frame, **kw):\n    sys.exit(0)\n",
+            "raised SystemExit",
+        ),
+        (  # a pandas Series is no frame: was a raw AttributeError
+            "def run(frame, **kw):\n    return frame.toPandas()['id']\n",
+            "could not be turned into a Spark frame",
+        ),
+    ],
+)
+def test_code_failing_in_any_way_is_a_failed_run_with_a_report(
+    spark: Any, tmp_path: Path, code: str, expected: str
+) -> None:
+    report = _processor(spark, tmp_path, code).run(_input(spark)).report
+    assert report.status == "failed" and report.error is not None
+    assert report.error.type == "external_logic" and expected in report.error.message

@@ -132,3 +132,19 @@ def test_only_files_whose_rows_were_all_taken_are_cleaned(spark: Any, tmp_path: 
     inside = _contract(landing, action="archive", archive_path=str(landing / "done"))
     with pytest.raises(PlanError, match="is inside the source location"):
         DataProcessor(inside, spark=spark).plan  # noqa: B018
+
+
+def test_a_run_on_a_handed_in_frame_cleans_nothing_even_for_an_object_store_source(
+    spark: Any, tmp_path: Path
+) -> None:
+    """§17 cleans the files the run read; a frame handed to run() is none (the run failed with
+    `cleanup_failed` naming the contract's object-store path after committing)."""
+    from lakelogic import DataProcessor
+
+    doc = _contract(tmp_path, action="delete", cleanup_is_blocking=True)
+    doc["source"]["path"] = "s3://bucket/landing/"
+    frame = spark.createDataFrame([(1,), (2,)], "id int")
+    result = DataProcessor(doc, spark=spark).run(frame, materialize=True, target=str(tmp_path / "t"))
+    assert result.report.status == "succeeded", result.report.error
+    assert not any("post_ingestion" in w or "cleanup" in w for w in result.report.warnings)
+    assert _ids(tmp_path / "t") == [1, 2]

@@ -60,7 +60,8 @@ def run(
     """Run CONTRACT once: read, transform, validate, quarantine, and materialize when it has a target."""
     err = Console(stderr=True)
     processor = _load(contract, set_, err, as_json=as_json)
-    materialize = processor.contract_has_materialization and not no_write
+    # `--target` without a `materialization` block appends there, as `run(materialize=True, target=…)`
+    materialize = (processor.contract_has_materialization or target is not None) and not no_write
     from lakelogic.engines.spark.errors_text import clean_error_message
 
     _quiet_spark_logs()
@@ -84,6 +85,13 @@ def run(
         raise typer.Exit(2) from None
     except Exception as exc:  # noqa: BLE001 - programming/JVM errors: one clean line, exit 1
         err.print(f"[red]run crashed:[/red] {clean_error_message(exc)}", highlight=False, markup=True)
+        from lakelogic.report import RunReport as Report
+
+        crashed = exc.__dict__.get("lakelogic_report")
+        if isinstance(crashed, Report):  # the engine's failed report: logged and printed all the same
+            _record(crashed, processor.contract, err, no_write=False)
+            if as_json:
+                typer.echo(json.dumps(crashed.to_json_dict(), indent=2, default=str))
         raise typer.Exit(1) from None
     report = result.report
     _record(report, processor.contract, err, no_write=processor.contract_has_materialization and no_write)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from lakelogic.errors import ExternalLogicError, UnsupportedError
+from lakelogic.errors import ExternalLogicError, LakeLogicError, UnsupportedError
 from lakelogic.plan.steps import ExternalLogic
 
 
@@ -71,13 +71,25 @@ def run_external_logic(
         kwargs["contract"] = dict(contract)
     try:
         result = func(frame, **kwargs)
-    except Exception as exc:  # user code failed: recorded in the report with its traceback
+    # user code failed: recorded in the report with its traceback. SystemExit too: `sys.exit()` in
+    # user code must fail the run, not end the process with status 0 and no report
+    except (Exception, SystemExit) as exc:
         raise ExternalLogicError(
-            f"external_logic {step.entrypoint}() raised {type(exc).__name__}: {exc}"
+            f"external_logic {step.path}: {step.entrypoint}() raised {type(exc).__name__}: {exc}"
         ) from exc
     if step.handles_output:
         return _read_back(spark, step)
-    return _distinct_columns(to_spark_frame(spark, result), step)
+    try:
+        converted = to_spark_frame(spark, result)
+    except LakeLogicError:
+        raise
+    except Exception as exc:  # a result this reader cannot convert is the code's error
+        raise ExternalLogicError(
+            f"external_logic {step.path}: the {type(result).__name__} {step.entrypoint}() returned could "
+            f"not be turned into a Spark frame: {type(exc).__name__}: {exc}",
+            hint="return a Spark DataFrame, a pandas DataFrame or a pyarrow Table",
+        ) from exc
+    return _distinct_columns(converted, step)
 
 
 def _distinct_columns(frame: DataFrame, step: ExternalLogic) -> DataFrame:

@@ -43,6 +43,7 @@ from lakelogic.errors import (
     DatasetRuleHalt,
     EmptySourceError,
     EngineError,
+    ExternalLogicError,
     LakeLogicError,
     QuarantineHalt,
     ReconciliationError,
@@ -119,8 +120,33 @@ def _user_error(exc: BaseException) -> LakeLogicError | None:
     cause = _sql_runtime_error(str(exc))
     if cause is not None:
         return EngineError(f"the contract's SQL failed while running: {cause}")
+    python = _python_task_error(f"{type(exc).__name__}: {exc}")
+    if python is not None:
+        # LakeLogic evaluates contracts as SQL, never in Python workers: a Python function that failed in a
+        # task is the user's (external_logic, or one inside a frame handed to run())
+        return ExternalLogicError(
+            f"Python code failed in a Spark task (a function of external_logic or of the source frame): "
+            f"{python}"
+        )
     # a run's jobs also read its target: only text-file failures surely come from the source
     return unreadable_source(exc, problems=TEXT_FILE_PROBLEMS)
+
+
+_PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*")
+
+
+def _python_task_error(text: str) -> str | None:
+    """The Python exception line (``ValueError: udf boom``) of a Python worker's failure, or None."""
+    if "PythonException" not in text or "Traceback (most recent call last)" not in text:
+        return None
+    tail = text.split("Traceback (most recent call last)", 1)[1]
+    lines: list[str] = []
+    for line in (raw.strip() for raw in tail.splitlines()):
+        if line.startswith("at "):  # the JVM frames after the Python traceback
+            break
+        lines.append(line)
+    found = [line for line in lines if _PYTHON_ERROR_LINE.match(line)]
+    return found[-1] if found else "see the traceback"
 
 
 _HIDDEN_SUGGESTION = re.compile(r",?\s*`(?:__ll_|_ll_)[^`]*`")
@@ -491,6 +517,8 @@ def _post_ingestion(
     files would lose the others, so nothing is cleaned and a warning says why."""
     from lakelogic.sources.lifecycle import CleanupResult, clean_up_files
 
+    if report.source.type == "dataframe":
+        return  # the caller handed the rows in: this run read no file of the contract's source
     location = report.source.path or step.root or ""
     if rows_windowed:
         report.warnings.append(
