@@ -331,7 +331,11 @@ def _read(
             # types conflict fail the read instead. Set mergeSchema: false to read one footer only.
             reader = reader.option("mergeSchema", "true")
         try:
-            return reader.options(**engine_options).format(family).load(list(files))
+            frame = reader.options(**engine_options).format(family).load(list(files))
+            as_text = _partitions_as_text(frame.schema, files, base, model_types)
+            if as_text is not None:
+                frame = reader.options(**engine_options).schema(as_text).format(family).load(list(files))
+            return frame
         except Exception as exc:  # converted: a missing reader plugin is a dependency problem
             if family == "avro" and "avro" in str(exc).lower():
                 raise MissingDependencyError(
@@ -343,6 +347,47 @@ def _read(
                 raise  # not about the files' content (a network error stays retryable for the driver)
             raise unreadable from exc
     raise UnsupportedError(f"source format {family!r} is not supported by the Spark file reader")
+
+
+def _partitions_as_text(
+    schema: StructType,
+    files: Sequence[str],
+    base: str | None,
+    model_types: Mapping[str, LogicalType] | None,
+) -> StructType | None:
+    """The read schema with the ``key=value`` folder columns the model declares as text read as text, or
+    None when none was inferred otherwise. Spark infers a folder value's type (``region=001`` became the
+    integer 1, so the text field held ``'1'``); CSV and JSON sources read the folders as text already.
+    The schema comes from the read just made, so the re-read reads no footer again."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    declared = model_types or {}
+    keys = {
+        part.split("=", 1)[0] for f in files for part in Path(_relative(f, base)).parent.parts if "=" in part
+    }
+    changed = [
+        f.name
+        for f in schema.fields
+        if f.name in keys
+        and declared.get(f.name) is not None
+        and declared[f.name].kind in ("string", "json")
+        and not isinstance(f.dataType, StringType)
+    ]
+    if not changed:
+        return None
+    return StructType(
+        [StructField(f.name, StringType(), True) if f.name in changed else f for f in schema.fields]
+    )
+
+
+def _relative(path: str, base: str | None) -> str:
+    """``path`` below ``base`` (the folders that are partitions), or the whole path without a base."""
+    plain = path.removeprefix("file:")
+    if base:
+        root = base.removeprefix("file:").rstrip("/") + "/"
+        if plain.startswith(root):
+            return plain[len(root) :]
+    return plain
 
 
 def _read_as_declared(schema: StructType, model_types: Mapping[str, LogicalType] | None) -> StructType | None:
