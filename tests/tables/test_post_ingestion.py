@@ -148,3 +148,39 @@ def test_a_run_on_a_handed_in_frame_cleans_nothing_even_for_an_object_store_sour
     assert result.report.status == "succeeded", result.report.error
     assert not any("post_ingestion" in w or "cleanup" in w for w in result.report.warnings)
     assert _ids(tmp_path / "t") == [1, 2]
+
+
+def test_a_partition_filter_on_a_data_column_cleans_no_file(spark: Any, tmp_path: Path) -> None:
+    """The run took some rows of each file: deleting them lost the others (and the report listed no file)."""
+    from lakelogic import DataProcessor
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "a.json").write_text('{"id": 1, "country": "US"}\n{"id": 2, "country": "FR"}\n')
+    doc = _contract(landing, action="delete")
+    doc["model"]["fields"].append({"name": "country", "type": "string"})
+    doc["source"]["partition_filters"] = {"country": "US"}
+    result = DataProcessor(doc, spark=spark).run(materialize=True, target=str(tmp_path / "t"))
+    assert result.report.status == "succeeded", result.report.error
+    assert _ids(tmp_path / "t") == [1] and (landing / "a.json").exists()
+    assert result.report.source.files_count == 1
+    assert any("partition_filters names a data column" in w for w in result.report.warnings)
+
+
+def test_a_remote_read_counts_every_file_it_read(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§22: `files_count` is every file; only `files` stops at the first 100."""
+    from lakelogic import DataProcessor
+    from lakelogic.sources import files
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for i in range(120):
+        (landing / f"f{i:03}.json").write_text(json.dumps({"id": i}) + "\n")
+    monkeypatch.setattr(files, "_REMOTE", (*files._REMOTE, "file://"))  # read as an object store is
+    doc = _contract(landing)
+    doc["source"]["path"] = f"file://{landing}"
+    report = DataProcessor(doc, spark=spark).run().report
+    assert report.counts.source == 120
+    assert (report.source.files_count, len(report.source.files)) == (120, 100)

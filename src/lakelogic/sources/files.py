@@ -263,8 +263,9 @@ def read_files(
 
         frame = frame.withColumn(SOURCE_FILE_COLUMN, F.col("_metadata.file_path"))
     if remote:
-        info.files = frame.inputFiles()[:LISTED_FILES]
-        info.files_count = len(info.files)
+        read = frame.inputFiles()
+        info.files = read[:LISTED_FILES]
+        info.files_count = len(read)  # §22: the count is every file; the list, the first ones
     return SourceRead(frame, info, fmt_family, targets, selected, warnings)
 
 

@@ -114,6 +114,7 @@ class PlanExecutor:
         self.subset = subset
         self.source_location: str | None = None  # §14 stand-in for a row file an op did not carry
         self.files_read: list[str] = []  # local source files this run took (§17 cleanup)
+        self.some_rows_only = False  # ... of which it took only some rows (no cleanup)
         self._deferred: set[str] = set()  # inferred-pre rules that run post (see _defer_rules)
         self.source_info: SourceInfo | None = None  # what the read took, known before anything else runs
         self.read_frame: DataFrame | None = None  # the rows of step 1, for a failed run's source count
@@ -178,6 +179,7 @@ class PlanExecutor:
         self.source_location = outcome.location
         self.source_info = outcome.info
         self.files_read = outcome.files_read
+        self.some_rows_only = outcome.some_rows_only
         if outcome.frame is None:
             return ev
         self.ctx.links.update(load_links(self.ctx.spark, self._link_steps(), self.ctx.link_cache))

@@ -415,7 +415,14 @@ def _run(
             windowed = ctx.source_window_state is not None and (
                 ctx.source_window_state.decision.row_window is not None
             )
-            _post_ingestion(report, cleanups[0], executor.files_read, request.run_id, rows_windowed=windowed)
+            _post_ingestion(
+                report,
+                cleanups[0],
+                executor.files_read,
+                request.run_id,
+                rows_windowed=windowed,
+                some_rows_only=executor.some_rows_only,
+            )
 
 
 def _file_manifest(spark: SparkSession, plan: Any, ctx: SparkRunContext, request: RunRequest) -> Any:
@@ -508,13 +515,20 @@ def _aware(value: Any) -> Any:
 
 
 def _post_ingestion(
-    report: RunReport, step: CleanupSource, files: list[str], run_id: str, *, rows_windowed: bool
+    report: RunReport,
+    step: CleanupSource,
+    files: list[str],
+    run_id: str,
+    *,
+    rows_windowed: bool,
+    some_rows_only: bool = False,
 ) -> None:
     """§17, after every commit: delete or archive the files this run read. A failure fails the run when
     the contract says the cleanup is blocking (the data stays committed), else it is a warning.
 
     ``rows_windowed``: the run took only some rows of its files (a watermark window); removing the
-    files would lose the others, so nothing is cleaned and a warning says why."""
+    files would lose the others, so nothing is cleaned and a warning says why. ``some_rows_only``: the
+    same for a ``partition_filters`` entry on a data column rather than a ``key=value`` folder."""
     from lakelogic.sources.lifecycle import CleanupResult, clean_up_files
 
     if report.source.type == "dataframe":
@@ -524,6 +538,12 @@ def _post_ingestion(
         report.warnings.append(
             "post_ingestion skipped: the run read only the rows of its watermark window, "
             "so its files still hold rows for later windows"
+        )
+        return
+    if some_rows_only:
+        report.warnings.append(
+            "post_ingestion skipped: source.partition_filters names a data column, not a key=value "
+            "folder, so the run took only some rows of its files and they still hold the others"
         )
         return
     if "://" in location and not location.startswith("file:"):

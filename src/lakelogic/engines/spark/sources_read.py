@@ -46,6 +46,8 @@ class SourceOutcome:
     # file read, else the location read (file, directory, glob or table); None for in-memory input.
     location: str | None = None
     files_read: list[str] = field(default_factory=list)  # local files taken (§17 cleans them up)
+    # the run took only some rows of its files (a partition filter on a data column): §17 leaves them
+    some_rows_only: bool = False
 
 
 def read_plan_source(
@@ -71,12 +73,22 @@ def read_plan_source(
         and not isinstance(source, DataFrame)
     ):
         outcome.frame = _partition_filtered(outcome.frame, step.partition_filters)
+        folders = _folder_keys(outcome.files_read)
+        if any(column not in folders for column in step.partition_filters):
+            # a filter on a data column takes some rows of every file: the files were all read, and
+            # cleaning them up would lose the rows the filter left
+            outcome.some_rows_only = True
         # the run takes only the filtered partitions' files (the report's list, what §17 cleanup may touch)
-        if outcome.files_read:
+        elif outcome.files_read:
             outcome.files_read = [f for f in outcome.files_read if _in_partitions(f, step.partition_filters)]
             outcome.info.files_count = len(outcome.files_read)
             outcome.info.files = [f for f in outcome.info.files if _in_partitions(f, step.partition_filters)]
     return outcome
+
+
+def _folder_keys(files: Sequence[str]) -> set[str]:
+    """The ``key`` of every ``key=value`` folder the files sit in."""
+    return {part.split("=", 1)[0] for f in files for part in Path(f).parent.parts if "=" in part}
 
 
 def _in_partitions(path: str, filters: Mapping[str, Any]) -> bool:
