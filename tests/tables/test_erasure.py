@@ -436,3 +436,51 @@ def test_forget_finds_subjects_of_a_hash_or_encrypt_masked_column_and_refuses_ot
     }
     with pytest.raises(ErasureRequestError, match="stored masked"):
         DataProcessor(redacted, spark=spark).forget("cid", ["1"], strategy="delete")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("fmt", ["iceberg", "delta"])
+def test_forget_rewrites_the_raw_value_a_quarantine_message_quotes(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    """A cast failure's message quotes the raw value (§5.3): erasing the column in the quarantine table
+    rewrites the quote too, or `"1990-13-45"` outlived the erasure."""
+    fields = [
+        {"name": "cid", "type": "integer"},
+        {"name": "dob", "type": "date", "pii": True},
+        {"name": "email", "type": "string", "pii": True},
+    ]
+    target = (
+        f"lakelogic.tests.dob_{uuid.uuid4().hex[:8]}"
+        if fmt == "iceberg"
+        else str(tmp_path / "silver" / "dob")
+    )
+    doc = {
+        "version": "1.0.0",
+        "info": {"title": "People"},
+        "dataset": f"people_{uuid.uuid4().hex[:8]}",
+        "model": {"fields": fields},
+        "quality": {"row_rules": [{"name": "email_has_at", "sql": "email LIKE '%@%'"}]},
+        "materialization": {"strategy": "append", "format": fmt, "target_path": target},
+    }
+    if fmt == "delta":
+        doc["quarantine"] = {"location": str(tmp_path / "q")}
+    processor = DataProcessor(doc, spark=spark)
+    rows = [(1, "1990-13-45", "ann@x"), (2, "1991-14-01", "bob"), (3, "1980-01-01", "cy@x")]
+    frame = spark.createDataFrame(rows, "cid int, dob string, email string")
+    assert processor.run(frame, materialize=True).report.error is None
+    erased = processor.forget("cid", ["1", "2"], strategy="redact", columns=["email"], reason="r")
+    assert erased.status == "succeeded"
+    erased = processor.forget("cid", ["1"], reason="r")  # nullify the pii fields
+    assert erased.status == "succeeded", erased.tables
+    [quarantine] = [t.table for t in erased.tables if t.role == "quarantine"]
+    if fmt == "iceberg":
+        stored = [r.asDict() for r in spark.table(quarantine).collect()]
+    else:
+        from deltalake import DeltaTable
+
+        stored = DeltaTable(quarantine).to_pyarrow_table().to_pylist()
+    messages = {r["cid"]: list(r["_lakelogic_errors"]) for r in stored}
+    assert messages[1] == ["Rule failed: dob_type (cannot cast null to date)"]
+    assert sorted(messages[2])[0] == 'Rule failed: dob_type (cannot cast "1991-14-01" to date)'  # kept
+    assert sorted(messages[2])[1].startswith("Rule failed: email_has_at")

@@ -10,6 +10,7 @@ Each table's commit carries the ``lakelogic.*`` stamp (role ``erasure``/``retent
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -92,6 +93,48 @@ def _spark_value(strategy: str, column: str, data_type: Any, salt: str) -> str:
         f"CASE WHEN {col} RLIKE {sql_string(_HEX64)} THEN {col} "
         f"ELSE sha2(concat({sql_string(salt)}, {col}), 256) END"
     )
+
+
+# §5.3 cast-failure messages quote the raw value (`Rule failed: dob_type (cannot cast "1990-13-45" to
+# date)`): erasing `dob` in a quarantine table rewrites that quote too, or the erased value outlives it
+ERRORS_COLUMN = "_lakelogic_errors"
+
+
+def _erased_quote(strategy: str) -> str:
+    """What a message shows in place of an erased raw value (as the JSON a message quotes)."""
+    return "null" if strategy == "nullify" else f'"{REDACTED}"'
+
+
+def _cast_message_prefix(column: str) -> str:
+    from lakelogic.plan.naming import sanitize_name
+
+    return f"Rule failed: {sanitize_name(column + '_type')} (cannot cast "
+
+
+def _spark_errors_value(strategy: str, columns: tuple[str, ...]) -> str:
+    """The messages with each erased column's quoted raw value replaced (the type after the last
+    `` to `` stays: type names hold no such text)."""
+    shown = _erased_quote(strategy)
+    cases = " ".join(
+        f"WHEN startswith(m, {sql_string(prefix)}) "
+        f"THEN concat({sql_string(prefix + shown + ' to ')}, substring_index(m, ' to ', -1))"
+        for prefix in (_cast_message_prefix(c) for c in columns)
+    )
+    return f"transform(t.{quote_ident(ERRORS_COLUMN)}, m -> CASE {cases} ELSE m END)"
+
+
+def _datafusion_errors_value(strategy: str, columns: tuple[str, ...]) -> str:
+    """:func:`_spark_errors_value` in DataFusion, which has no lambdas: the messages joined by NUL (no
+    message holds one: raw values are quoted as JSON), rewritten by a regular expression per column,
+    split again."""
+    col = f"t.{_df_ident(ERRORS_COLUMN)}"
+    text = f"array_to_string({col}, chr(0))"
+    shown = _erased_quote(strategy)
+    for column in columns:
+        prefix = re.escape(_cast_message_prefix(column))
+        pattern = f"({prefix})[^\x00]*( to [^\x00 ]+)"
+        text = f"regexp_replace({text}, {_df_string(pattern)}, {_df_string('${1}' + shown + '${2}')}, 'g')"
+    return f"CASE WHEN cardinality({col}) > 0 THEN string_to_array({text}, chr(0)) ELSE {col} END"
 
 
 def _datafusion_value(strategy: str, column: str, salt: str) -> str:
@@ -218,6 +261,8 @@ def _spark_merge(spark: SparkSession, job: _TableJob) -> tuple[int, str | None]:
         action = "DELETE"
         if request.strategy != "delete":
             values = {c: _spark_value(request.strategy, c, _column_type(schema, c), salt) for c in columns}
+            if _column_type(schema, ERRORS_COLUMN) is not None:
+                values[ERRORS_COLUMN] = _spark_errors_value(request.strategy, columns)
             action = "UPDATE SET " + ", ".join(f"t.{quote_ident(c)} = {v}" for c, v in values.items())
         statement = f"MERGE INTO {adapter.sql_name} t USING {typed} s ON {on} WHEN MATCHED THEN {action}"
         adapter.commit_sql(statement, stamp)
@@ -254,6 +299,8 @@ def _delta_rs_merge(job: _TableJob) -> tuple[int, str | None]:
         rows = int(metrics.get("num_target_rows_deleted", 0))
     else:
         updates = {c: _datafusion_value(request.strategy, c, salt) for c in columns}
+        if ERRORS_COLUMN in pa.schema(table.schema().to_arrow()).names:
+            updates[ERRORS_COLUMN] = _datafusion_errors_value(request.strategy, columns)
         metrics = merger.when_matched_update(updates=updates).execute()
         rows = int(metrics.get("num_target_rows_updated", 0))
     return rows, adapter.version()  # type: ignore[no-any-return]
