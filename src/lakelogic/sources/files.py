@@ -23,6 +23,7 @@ from lakelogic.report import SourceInfo
 from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN
 from lakelogic.sources.csv_quotes import broken_quoting
 from lakelogic.sources.json_duplicate_keys import is_duplicate_column_error, read_json_with_duplicate_keys
+from lakelogic.sources.json_trailing import trailing_records
 from lakelogic.sources.strict_read import source_reader
 from lakelogic.sources.unreadable import check_compressed, unreadable_source
 
@@ -301,14 +302,15 @@ def _read(
         reader = reader.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         json_opts = _json_options(spark, options)
         check_compressed(files)
-        try:
-            frame = reader.options(**json_opts).options(**engine_options).json(list(files))
-        except Exception as exc:  # converted: a record repeating a key is malformed, not a failed read
-            if not is_duplicate_column_error(exc):
-                unreadable = unreadable_source(exc, what="json source files")
-                if unreadable is not None:
-                    raise unreadable from exc
-                raise
+        # records with a second value or text after their value: Spark would keep the first value alone
+        trailing = trailing_records(files, {**json_opts, **engine_options})
+        if trailing and warnings is not None:
+            warnings.append(
+                f"{len(trailing)} JSON record(s) hold text after their value (a second value on one "
+                "line, or a second document in a multiLine file): quarantined as malformed records"
+            )
+
+        def record_by_record() -> DataFrame:
             return read_json_with_duplicate_keys(
                 spark,
                 files,
@@ -317,7 +319,20 @@ def _read(
                 engine_options=engine_options,
                 with_file_path=with_file_path,
                 names=headerless_names,
+                trailing=trailing,
             )
+
+        if trailing:
+            return record_by_record()
+        try:
+            frame = reader.options(**json_opts).options(**engine_options).json(list(files))
+        except Exception as exc:  # converted: a record repeating a key is malformed, not a failed read
+            if not is_duplicate_column_error(exc):
+                unreadable = unreadable_source(exc, what="json source files")
+                if unreadable is not None:
+                    raise unreadable from exc
+                raise
+            return record_by_record()
         if frame.columns == [CORRUPT_COLUMN]:
             return _all_malformed_json(spark, files, json_opts, headerless_names)
         exactly = _read_as_declared(frame.schema, model_types)

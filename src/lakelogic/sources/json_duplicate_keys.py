@@ -1,4 +1,5 @@
-"""JSON records that repeat a key (SEMANTICS §3.3): malformed records, the rest of the source read as usual.
+"""JSON records that repeat a key or hold text after their value (SEMANTICS §3.3): malformed records, the
+rest of the source read as usual.
 
 Spark's JSON reader keeps every key of every record in the schema it infers, so a single record such as
 ``{"id": 1, "id": 2}`` (or ``{"Id": 1, "id": 2}`` while column names are case-insensitive, Spark's
@@ -14,11 +15,12 @@ inferred schema shows a repeat, at the price of one more inference pass.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from lakelogic.errors import SourceError
 from lakelogic.sources.columns import CORRUPT_COLUMN, CORRUPT_REASON_COLUMN, SOURCE_FILE_COLUMN
+from lakelogic.sources.json_trailing import TRAILING_REASON
 from lakelogic.sources.strict_read import source_reader
 
 if TYPE_CHECKING:
@@ -32,6 +34,8 @@ _RECORD = "__lakelogic_json_record"
 _KEYS = "__lakelogic_json_keys"
 _REPEATED = "__lakelogic_json_repeated"
 _PARSED = "__lakelogic_json_parsed"
+_TRAILING = "__lakelogic_json_trailing"
+_MARK = "__lakelogic_json_mark"
 # Each round is one inference pass and uncovers at least one more nesting level; real data needs one or two.
 _MAX_ROUNDS = 4
 # Options of the file reader that mean nothing to the parser of one record's text.
@@ -55,14 +59,18 @@ def read_json_with_duplicate_keys(
     engine_options: Mapping[str, str],
     with_file_path: bool,
     names: Sequence[str],
+    trailing: Collection[str] = (),
 ) -> DataFrame:
     """The JSON files as the normal read gives them, plus :data:`CORRUPT_COLUMN` holding the raw text of
     every record that repeats a key and :data:`CORRUPT_REASON_COLUMN` naming the keys. ``names`` (the
-    model's fields) become NULL columns when no record is good, as in an all-malformed read."""
+    model's fields) become NULL columns when no record is good, as in an all-malformed read.
+
+    ``trailing``: record texts with text after their JSON value (:mod:`.json_trailing`), malformed as
+    well, with that reason; such a line is not split into the elements of an array it starts with."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    records, carried = _records(spark, files, base, json_opts, engine_options, with_file_path)
+    records, carried = _records(spark, files, base, json_opts, engine_options, with_file_path, trailing)
     # a column of its own: the checks below read the keys several times but parse the record once
     records = records.withColumn(_KEYS, F.json_object_keys(F.col(_RECORD)))
     options = {k: v for k, v in {**json_opts, **engine_options}.items() if k not in _FILE_ONLY}
@@ -72,7 +80,8 @@ def read_json_with_duplicate_keys(
     checked: set[KeyPath] = {()}
     for _ in range(_MAX_ROUNDS):
         marked = records.withColumn(_REPEATED, _repeated_keys(F.col(_RECORD), F.col(_KEYS), checked, fold))
-        schema = _inferred(spark, marked.where(F.size(_REPEATED) == 0).select(_RECORD), options)
+        clean = (F.size(_REPEATED) == 0) & ~F.col(_TRAILING)
+        schema = _inferred(spark, marked.where(clean).select(_RECORD), options)
         found = _repeating_paths(schema, (), fold)
         if not found:
             break
@@ -91,8 +100,12 @@ def read_json_with_duplicate_keys(
     parsed = marked.select("*", F.from_json(F.col(_RECORD), parse_schema, options).alias(_PARSED))
     repeats = F.size(F.col(_REPEATED)) > 0
     quoted = F.transform(F.col(_REPEATED), lambda k: F.concat(F.lit('"'), k, F.lit('"')))
-    reason = F.when(repeats, F.concat(F.lit("duplicate key "), F.array_join(quoted, ", ")))
-    corrupt = F.when(repeats, F.col(_RECORD)).otherwise(F.col(_PARSED).getField(CORRUPT_COLUMN))
+    reason = F.when(F.col(_TRAILING), F.lit(TRAILING_REASON)).when(
+        repeats, F.concat(F.lit("duplicate key "), F.array_join(quoted, ", "))
+    )
+    corrupt = F.when(repeats | F.col(_TRAILING), F.col(_RECORD)).otherwise(
+        F.col(_PARSED).getField(CORRUPT_COLUMN)
+    )
     data = [F.col(_PARSED).getField(f.name).alias(f.name) for f in fields] or [
         F.lit(None).cast("string").alias(n) for n in names if n != CORRUPT_COLUMN
     ]
@@ -115,10 +128,12 @@ def _records(
     json_opts: Mapping[str, str],
     engine_options: Mapping[str, str],
     with_file_path: bool,
+    trailing: Collection[str] = (),
 ) -> tuple[DataFrame, list[str]]:
     """One row per JSON record, as Spark's JSON reader splits them: a line (a whole file when multiline),
     or each element of one holding a top-level array of objects. Blank ones are no records. Also the
-    carried columns: partition directories and, when asked, the source file."""
+    carried columns: partition directories and, when asked, the source file; and :data:`_TRAILING`,
+    whether the record is one of ``trailing`` (kept whole)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, StringType
 
@@ -149,9 +164,19 @@ def _records(
         record.rlike(r"^\s*\["),
         F.from_json(record, ArrayType(StringType()), {"allowSingleQuotes": "false"}),
     )
-    of_objects = F.forall(elements, lambda e: e.startswith("{"))
+    if trailing:
+        # the marked texts (few: lines a scan found) join as a broadcast; a NULL match is no mark
+        marks = spark.createDataFrame([(t,) for t in sorted(trailing)], f"{_MARK} string")
+        lines = lines.join(F.broadcast(marks), lines[_RECORD] == marks[_MARK], "left")
+        lines = lines.withColumn(_TRAILING, F.col(_MARK).isNotNull()).drop(_MARK)
+    else:
+        lines = lines.withColumn(_TRAILING, F.lit(False))
+    of_objects = F.forall(elements, lambda e: e.startswith("{")) & ~F.col(_TRAILING)
     split = F.explode(F.when(of_objects, elements).otherwise(F.array(record)))
-    return lines.select(split.alias(_RECORD), *[F.col(_quoted(c)) for c in carried]), carried
+    return (
+        lines.select(split.alias(_RECORD), *[F.col(_quoted(c)) for c in carried], F.col(_TRAILING)),
+        carried,
+    )
 
 
 def _repeated_keys(record: Column, keys: Column, paths: set[KeyPath], fold: bool) -> Column:
