@@ -33,3 +33,12 @@ def test_a_pattern_java_cannot_compile_is_a_plan_error_naming_it(spark: Any) -> 
     result = run(spark, doc, [{"id": 1, "note": "ab12"}])
     assert result.report.error is not None and result.report.error.type == "plan"
     assert "extraction.patterns.s" in result.report.error.message
+
+
+def test_an_output_named_like_a_source_column_in_another_case_replaces_it(spark: Any) -> None:
+    """§20: a same-named column is replaced; `S` and `s` are one name to Spark (it failed as ambiguous)."""
+    doc = contract(FIELDS, extraction={"provider": "regex", "text_column": "note", "patterns": {"s": r"\d+"}})
+    frame = spark.createDataFrame([(1, "ab12", "old")], "id int, note string, S string")
+    result = run(spark, doc, frame)
+    assert result.report.error is None, result.report.error
+    assert rows_of(result.good, "s") == [("12",)]

@@ -142,6 +142,7 @@ def enforce_schema(
     formats: CastFormats,
 ) -> SchemaOutcome:
     """Step 5: check required columns, apply the unknown-fields policy, cast model columns strictly."""
+    frame = _in_model_spelling(frame, step.fields)
     present = set(frame.columns)
     post_created = set(step.post_created)
     missing = [f.name for f in step.fields if f.name not in present]
@@ -193,6 +194,27 @@ def enforce_schema(
     if step.unknown_fields == "quarantine" and unknown:
         checks.append(unknown_fields_check(unknown))
     return SchemaOutcome(out, checks, unknown, drift)
+
+
+def _in_model_spelling(frame: DataFrame, fields: Sequence[FieldSpec]) -> DataFrame:
+    """Source columns named like a model field in another case (``S`` for ``s``) renamed to the field.
+
+    Spark resolves names case-insensitively (unless ``spark.sql.caseSensitive``), so the contract's SQL
+    already reads ``S`` as ``s``; treating them as two columns added a NULL ``s`` beside ``S`` and the run
+    failed with an ambiguous reference. A field with a column of its exact name keeps that one."""
+    if str(frame.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true":
+        return frame
+    exact = set(frame.columns)
+    wanted = {f.name.lower(): f.name for f in fields if f.name not in exact}
+    renames = {c: wanted[c.lower()] for c in frame.columns if c.lower() in wanted and not is_internal(c)}
+    if not renames:
+        return frame
+    return frame.select(
+        *[
+            F.col(quote_ident(c)).alias(renames[c]) if c in renames else F.col(quote_ident(c))
+            for c in frame.columns
+        ]
+    )
 
 
 def unknown_fields_check(unknown: Sequence[str]) -> Check:

@@ -31,8 +31,21 @@ def apply_extraction(frame: DataFrame, step: Extract) -> DataFrame:
     for column, pattern in step.patterns.items():
         groups = _java_group_count(frame, pattern, f"{step.yaml_path}.patterns.{column}")
         outputs[column] = F.when(text.rlike(pattern), F.regexp_extract(text, pattern, 1 if groups else 0))
-    # A same-named column is replaced in place; new ones are appended.
-    kept = [outputs.pop(c).alias(c) if c in outputs else F.col(quote_ident(c)) for c in frame.columns]
+    # A same-named column is replaced in place (named as Spark resolves names: case-insensitively unless
+    # the session is case-sensitive, or `Status` and `status` would be two columns of one name); new ones
+    # are appended.
+    fold = str(frame.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() != "true"
+
+    def key(name: str) -> str:
+        return name.lower() if fold else name
+
+    by_key = {key(name): name for name in outputs}
+    kept = [
+        outputs.pop(by_key[key(c)]).alias(c)
+        if key(c) in by_key and by_key[key(c)] in outputs
+        else F.col(quote_ident(c))
+        for c in frame.columns
+    ]
     return frame.select(*kept, *[col.alias(name) for name, col in outputs.items()])
 
 
