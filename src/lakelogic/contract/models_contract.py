@@ -152,7 +152,10 @@ class Contract(OLCModel):
                 "dataset" if self.dataset else ("info.table_name" if self.info.table_name else "info.title")
             )
             found.append((where, f"contract name {self.contract_name!r} must match [A-Za-z0-9_.-]+"))
-        found += _duplicates([(f"links[{i}].name", link.name) for i, link in enumerate(self.links)], "link")
+        # SQL names tables case-insensitively: `r` and `R` would be one table to a `sql` op
+        found += _duplicates(
+            [(f"links[{i}].name", link.name) for i, link in enumerate(self.links)], "link", fold=True
+        )
         found += _duplicates(self._row_rule_names(), "row rule")
         dataset_names = [
             (f"quality.dataset_rules[{i}].name", r.name)
@@ -263,14 +266,18 @@ class Contract(OLCModel):
         return [(f, r) for f in self.model.fields for r in f.rules]
 
 
-def _duplicates(named: list[tuple[str, str]], kind: str) -> list[tuple[str, str]]:
-    """Explicit names must be unique: report every repeat at its own path (§10.4)."""
-    seen: set[str] = set()
+def _duplicates(named: list[tuple[str, str]], kind: str, *, fold: bool = False) -> list[tuple[str, str]]:
+    """Explicit names must be unique: report every repeat at its own path (§10.4); ``fold``: names that
+    differ only in case are the same name."""
+    seen: dict[str, str] = {}
     found: list[tuple[str, str]] = []
     for path, name in named:
-        if name in seen:
-            found.append((path, f"duplicate {kind} name {name!r}"))
-        seen.add(name)
+        key = name.lower() if fold else name
+        if key in seen:
+            earlier = seen[key]
+            same = "" if earlier == name else f" (the same name as {earlier!r}: names ignore case)"
+            found.append((path, f"duplicate {kind} name {name!r}{same}"))
+        seen.setdefault(key, name)
     return found
 
 

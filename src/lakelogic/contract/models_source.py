@@ -143,7 +143,7 @@ class Link(OLCModel):
 
     @model_validator(mode="after")
     def _check(self) -> Link:
-        if self.name == "source":
+        if self.name.lower() == "source":  # SQL table names ignore case
             raise ValueError("a link may not be named 'source' (that name is the contract's own frame)")
         if not self.path and not self.table:
             raise ValueError("a link needs 'path' or 'table'")

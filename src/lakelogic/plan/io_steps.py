@@ -110,7 +110,7 @@ def load_links(contract: Any) -> tuple[LoadLink, ...]:
     for i, link in enumerate(as_list(opt(contract, "links"))):
         path_yaml = f"links[{i}]"
         name = str(opt(link, "name"))
-        if name == "source":
+        if name.lower() == "source":
             raise PlanError(
                 "a link cannot be called 'source' (that name is the current frame)",
                 yaml_path=f"{path_yaml}.name",

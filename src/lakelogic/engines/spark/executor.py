@@ -250,7 +250,7 @@ class PlanExecutor:
             frame = pushdown_barrier(frame).where(quoted)
         post_ops = [t for t in transforms if t.phase == Phase.POST]
         with self.clock.stage("pre_quality"):
-            frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
+            frame = attach_probes(frame, rules, self.ctx.links)
             checks = [*pre_checks, *enforced.checks, *[_rule_check(r) for r in rules]]
             marking = can_mark(post_ops, frame.columns)
             phase = evaluate_checks(
@@ -472,7 +472,7 @@ class PlanExecutor:
         absent = [f for f in fields if f.name not in frame.columns and any(f.name in r.reads for r in rules)]
         if absent:  # a model column no op created is NULL at step 10; post rules see it so already
             frame = frame.withColumns({f.name: F.lit(None).cast(f.type.spark_sql()) for f in absent})
-        frame = attach_probes(frame, [p for r in rules for p in r.probes], self.ctx.links)
+        frame = attach_probes(frame, rules, self.ctx.links)
         requests = schema.recast_requests(frame, fields)
         frame, rule_checks = _checked_before_recast(frame, rules, {r.column for r in requests})
         recast = schema.strict_cast_columns(frame, requests, phase=Phase.POST, formats=formats, tag="final")

@@ -35,8 +35,18 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
         elif kind == "delta":
             frame = read_delta(spark, str(step.path))
         elif kind == "csv":
-            frame = spark.read.option("header", "true").option("inferSchema", "true").csv(str(step.path))
-        elif kind in ("json", "parquet", "orc"):
+            # quoted values may span lines (RFC 4180), as in CSV sources: read line by line, such a
+            # value was cut short and its rest became a row of its own
+            reader = spark.read.option("header", "true").option("inferSchema", "true")
+            frame = reader.option("multiLine", "true").csv(str(step.path))
+        elif kind == "json":
+            frame = spark.read.json(str(step.path))
+            if frame.columns == [_SPARK_CORRUPT]:  # no line parsed: a pretty-printed document?
+                whole = spark.read.option("multiLine", "true").json(str(step.path))
+                if _SPARK_CORRUPT not in whole.columns and not _second_document(step):
+                    frame = whole
+            _refuse_malformed_json(step, frame)
+        elif kind in ("parquet", "orc"):
             frame = spark.read.format(kind).load(str(step.path))
         else:
             raise PlanError(f"link {step.name!r}: unsupported type {step.type!r}", yaml_path=step.yaml_path)
@@ -71,6 +81,34 @@ def load_link(spark: SparkSession, step: LoadLink) -> DataFrame:
         finally:
             spark.catalog.dropTempView(view)
     return F.broadcast(frame) if step.broadcast else frame
+
+
+_SPARK_CORRUPT = "_corrupt_record"
+
+
+def _second_document(step: LoadLink) -> bool:
+    """A local link file holding more than one JSON document (Spark's multiLine read keeps the first)."""
+    from pathlib import Path
+
+    from lakelogic.sources.json_trailing import trailing_records
+
+    path = str(step.path or "")
+    return Path(path).is_file() and bool(trailing_records([path], {"multiLine": "true"}))
+
+
+def _refuse_malformed_json(step: LoadLink, frame: DataFrame) -> None:
+    """Reference data with a broken record fails the run, naming the link: Spark's inference adds its
+    corrupt-record column only when a record did not parse (no extra pass to know), and the record would
+    otherwise be a row of NULLs, so rows that reference it were quarantined for a reason that is not
+    theirs."""
+    if _SPARK_CORRUPT not in frame.columns:
+        return
+    bad = frame.where(F.col(_SPARK_CORRUPT).isNotNull()).select(_SPARK_CORRUPT).first()
+    shown = str(bad[0])[:120] if bad is not None else "?"
+    raise SourceError(
+        f"link {step.name!r}: {step.path} holds a record that is not valid JSON: {shown!r}",
+        hint="fix the reference file; reference data is read as a whole, so a broken record is not skipped",
+    )
 
 
 def _link_sql_error(step: LoadLink, key: str, exc: Exception, frame: DataFrame) -> PlanError:

@@ -21,6 +21,7 @@ from pyspark.sql.types import (
 )
 
 from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.enforce import is_internal
 from lakelogic.engines.spark.ops_frame import (
     NO_OUTPUT_ROW,
     col,
@@ -156,7 +157,9 @@ def apply_unpivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Da
     p = step.params
     id_vars = list(p["id_vars"])
     require_columns(step, frame, id_vars, "id_vars")
-    value_vars = list(p["value_vars"]) or [c for c in frame.columns if c not in id_vars]
+    # LakeLogic's working columns (the source file lineage reads) are no values: they ride along per row
+    carried = [c for c in frame.columns if is_internal(c) and c not in id_vars]
+    value_vars = list(p["value_vars"]) or [c for c in frame.columns if c not in id_vars and c not in carried]
     require_columns(step, frame, value_vars, "value_vars")
     key_field, value_field, aliases = p["key_field"], p["value_field"], dict(p["value_aliases"])
     if not value_vars:
@@ -174,13 +177,14 @@ def apply_unpivot(step: Transform, frame: DataFrame, ctx: SparkRunContext) -> Da
     entry = "__ll_unpivot_entry"
     # A row all of whose values are NULL yields no row: it is kept once, marked NO_OUTPUT_ROW, so it
     # counts as filtered and the other rows' extra rows as expanded (§9.1, §12), not only the net change.
+    kept = [*id_vars, *(c for c in carried if c not in value_vars)]
     exploded = frame.select(
-        *(col(c) for c in id_vars),
+        *(col(c) for c in kept),
         F.explode_outer(entries).alias(entry),
         (F.size(entries) == 0).alias(NO_OUTPUT_ROW),
     )
     return exploded.select(
-        *(col(c) for c in id_vars),
+        *(col(c) for c in kept),
         F.col(entry).getField(key_field).alias(key_field),
         F.col(entry).getField(value_field).alias(value_field),
         F.col(NO_OUTPUT_ROW),

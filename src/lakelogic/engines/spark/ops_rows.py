@@ -18,6 +18,7 @@ from pyspark.sql.types import (
 
 from lakelogic.engines.spark.casting import json_value_sql
 from lakelogic.engines.spark.context import SparkRunContext
+from lakelogic.engines.spark.enforce import is_internal
 from lakelogic.engines.spark.ops_frame import (
     col,
     comparable,
@@ -49,10 +50,14 @@ def apply_deduplicate(step: Transform, frame: DataFrame, ctx: SparkRunContext) -
     # maps cannot be grouped or sorted as they are: every column takes part through a comparable form
     types = {f.name: f.dataType for f in frame.schema.fields}
     value = {c: comparable(col(c), types[c]) for c in frame.columns}
-    keys = on or list(frame.columns)
+    # empty `on` keys on the data columns: LakeLogic's working columns (the source file lineage reads, a
+    # malformed record's text) would tell two equal rows of two files apart
+    keys = on or [c for c in frame.columns if not is_internal(c)]
     descending = p.get("order", "desc") == "desc"
     ordering = [value[c].desc_nulls_last() if descending else value[c].asc_nulls_last() for c in sort_by]
-    ordering += [value[c].asc_nulls_last() for c in frame.columns if c not in keys and c not in sort_by]
+    rest = [c for c in frame.columns if c not in keys and c not in sort_by]
+    # data columns first; working columns last, only to fix which of two equal rows survives
+    ordering += [value[c].asc_nulls_last() for c in sorted(rest, key=is_internal)]
     # Spark sorts 0.0 and -0.0 as equal (also inside arrays, structs and maps): their text tells them
     # apart, so which one survives is fixed too
     ordering += [
