@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -58,8 +59,20 @@ def malformed_split(frame: DataFrame, observations: Observations) -> tuple[DataF
     # Spark refuses scans of raw JSON/CSV that read only the corrupt-record column; the observation
     # reads one data column too, so column pruning can never reduce the malformed branch to it.
     keep = {"data_values": F.count(F.col(quote_ident(data[0])))} if data else {}
-    malformed = observations.observe(frame.where(corrupt.isNotNull()), "malformed", keep, branch=True)
+    malformed = observations.observe(frame.where(_malformed(corrupt, data)), "malformed", keep, branch=True)
     return good, malformed
+
+
+def _malformed(corrupt: Column, data: list[str]) -> Column:
+    """``corrupt IS NOT NULL``, written so the scan parses every data column. A record is malformed only
+    where the read parses the value that breaks it (a JSON number too large for a decimal field's read
+    type): a scan of the corrupt column and one data column read such a record as clean, and its row
+    was in neither output. The added clause is never true (a length is never negative), but the
+    optimizer cannot fold it away with its column references."""
+    if not data:
+        return corrupt.isNotNull()
+    reads = reduce(lambda a, b: a | b, [F.col(quote_ident(c)).isNull() for c in data])
+    return corrupt.isNotNull() | ((F.length(corrupt) < 0) & reads)
 
 
 def _malformed_rows(malformed: DataFrame, like: DataFrame, *, include_reason: bool) -> DataFrame:
