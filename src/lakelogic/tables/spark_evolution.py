@@ -205,6 +205,14 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
         F.lit(f"{of} cannot be cast to the target type {dtype.simpleString()}"),
     )
     lost = src.isNotNull() & casted.isNull()
+    if source is not None and isinstance(dtype, ArrayType | MapType | StructType):
+        # a nested value the cast could not keep is a NULL element or field, not a NULL value
+        lost = lost | F.coalesce(
+            F.expr(
+                _nested_loss(f"`{column}`", source, f"try_cast(`{column}` AS {dtype.simpleString()})", dtype)
+            ),
+            F.lit(False),
+        )
     if isinstance(source, DoubleType) and isinstance(dtype, DecimalType):
         # a computed double carries binary noise (0.1 + 0.2 is 0.30000000000000004): it is kept when the
         # decimal is that double to within its own precision (2^-50 of its size, a few ulps), changed
@@ -214,6 +222,31 @@ def _checked_cast(column: str, dtype: DataType, source: DataType | None = None) 
         # NaN and infinities never equal a cast back, so they fail too
         lost = lost | (casted.isNotNull() & ~casted.cast(source).eqNullSafe(src))
     return F.when(lost, F.raise_error(message)).otherwise(casted)
+
+
+def _nested_loss(src: str, source: DataType, casted: str, target: DataType, depth: int = 0) -> str:
+    """SQL: whether a non-NULL value somewhere inside ``src`` became NULL in ``casted`` (its cast to
+    ``target``): elements pairwise (``zip_with``), map keys and values pairwise (a cast keeps their
+    order), struct fields by position (a struct cast is positional)."""
+    here = f"({src} IS NOT NULL AND {casted} IS NULL)"
+    a, b = f"_ll_a{depth}", f"_ll_b{depth}"
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType):
+        inner = _nested_loss(a, source.elementType, b, target.elementType, depth + 1)
+        return f"({here} OR exists(zip_with({src}, {casted}, ({a}, {b}) -> {inner}), x -> x))"
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        keys = _nested_loss(a, source.keyType, b, target.keyType, depth + 1)
+        values = _nested_loss(a, source.valueType, b, target.valueType, depth + 1)
+        return (
+            f"({here} OR exists(zip_with(map_keys({src}), map_keys({casted}), ({a}, {b}) -> {keys}), x -> x)"
+            f" OR exists(zip_with(map_values({src}), map_values({casted}), ({a}, {b}) -> {values}), x -> x))"
+        )
+    if isinstance(source, StructType) and isinstance(target, StructType):
+        parts = [
+            _nested_loss(f"{src}.`{s.name}`", s.dataType, f"{casted}.`{t.name}`", t.dataType, depth)
+            for s, t in zip(source.fields, target.fields, strict=False)
+        ]
+        return f"({' OR '.join([here, *parts])})"
+    return here
 
 
 def align_batch(batch: DataFrame, schema: StructType, plan: EvolutionPlan) -> DataFrame:
