@@ -15,7 +15,7 @@ from typing import Any
 from loguru import logger
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DateType, StructType, TimestampType
+from pyspark.sql.types import DataType, DateType, StructType, TimestampType
 from pyspark.sql.utils import AnalysisException
 
 from lakelogic.tables.base import CommitResult, ReplaceResult, window_sql
@@ -48,6 +48,12 @@ class IcebergTable:
     """An Iceberg table ``catalog.namespace.table``."""
 
     supports_widening = True
+
+    @staticmethod
+    def widens(narrow: DataType, wide: DataType) -> bool:
+        """Iceberg promotes int → long, float → double and a decimal's precision; a date does not
+        become a timestamp (the commit refused it with a raw Java message)."""
+        return not (isinstance(narrow, DateType) and isinstance(wide, TimestampType))
 
     def __init__(self, spark: SparkSession, target: ResolvedTarget) -> None:
         self.spark = spark

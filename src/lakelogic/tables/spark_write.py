@@ -6,13 +6,14 @@ Order of one write: exactly-once check → schema evolution plan → strategy �
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import DataType, StructField, StructType
 
 from lakelogic.errors import CommitError, LakeLogicError, PlanError, SchemaEvolutionError, UnsupportedError
 from lakelogic.tables.base import CommitResult, ReplaceResult, TableAdapter
@@ -36,6 +37,7 @@ from lakelogic.tables.spark_evolution import (
     evolved_schema,
     plan_evolution,
     same_type,
+    schema_drift,
 )
 from lakelogic.tables.spark_iceberg_merge import single_scan_applies, single_scan_merge
 from lakelogic.tables.spark_merge import ChangeSummary, merge_changes, summarize_changes
@@ -173,11 +175,23 @@ def _evolve(
     _record_drift(outcome, current, batch_schema, plan)
     if plan.widened and not getattr(adapter, "supports_widening", False):
         name, narrow, wide = plan.widened[0]
-        raise SchemaEvolutionError(
+        error = SchemaEvolutionError(
             f"column {name!r}: widening {narrow.simpleString()} -> {wide.simpleString()} is not supported "
             f"for {adapter.target.format} path tables (existing files keep the old type)",
             hint="use an Iceberg table, cast the column in the contract, or use evolution: overwrite",
         )
+        error.drift = schema_drift(current, batch_schema) if current is not None else None
+        raise error
+    widens: Callable[[DataType, DataType], bool] = getattr(adapter, "widens", lambda narrow, wide: True)
+    for name, narrow, wide in plan.widened:
+        if not widens(narrow, wide):  # a widening §7.1 allows but the table format does not promote
+            error = SchemaEvolutionError(
+                f"column {name!r}: {adapter.target.format} cannot widen {narrow.simpleString()} -> "
+                f"{wide.simpleString()} in place",
+                hint="cast the column in the contract to the stored type, or use evolution: overwrite",
+            )
+            error.drift = schema_drift(current, batch_schema) if current is not None else None
+            raise error
     schema = evolved_schema(current, batch_schema, plan)
     if current is not None and plan.changes_table and not plan.replace_schema:
         adapter.evolve(plan, schema)
