@@ -105,7 +105,8 @@ def test_approval_cli_stage_list_approve_and_reject(
     assert not target.exists()
     listed = runner.invoke(app, ["approvals", "--json"])
     assert listed.exit_code == 0 and [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]
-    approved = runner.invoke(app, ["approve", "--run-id", run_id, "--approved-by", "ops"])
+    # named twice: one batch (it published, then crashed on the second pass)
+    approved = runner.invoke(app, ["approve", "--run-id", run_id, "--run-id", run_id, "--approved-by", "ops"])
     assert approved.exit_code == 0, approved.output
     assert "published 1 staged batch" in approved.stdout
     assert sorted(r["id"] for r in spark.read.parquet(str(target)).collect()) == [1]
@@ -184,3 +185,26 @@ def test_a_crash_with_the_engines_report_still_prints_and_records_it(
     assert result.exit_code == 1
     assert json.loads(result.stdout)["run_id"] == "r-crash"
     assert [r.run_id for r in recorded] == ["r-crash"]
+
+
+def test_a_crash_without_a_report_still_prints_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakelogic.api import DataProcessor
+
+    def crash(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(DataProcessor, "run", crash)
+    result = CliRunner().invoke(app, ["run", str(_write(tmp_path, CONTRACT)), "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "failed" and payload["error"]["type"] == "internal"
+    assert "disk on fire" in payload["error"]["message"]
+
+
+def test_a_contract_that_is_not_utf8_is_a_clean_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(yaml.safe_dump(CONTRACT).replace("Cli run", "Caf\xe9").encode("latin-1"))
+    for command in (["validate", str(path)], ["run", str(path), "--json"], ["plan", str(path)]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code in (1, 2), result.output  # validate: 1 = invalid; run/plan: 2
+        assert "not UTF-8" in result.output and "Traceback" not in result.output

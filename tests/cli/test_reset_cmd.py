@@ -25,3 +25,16 @@ def test_declining_the_confirmation_resets_nothing_and_says_so(tmp_path: Path) -
     result = CliRunner().invoke(app, ["reset", str(path)], input="n\n")
     assert result.exit_code == 1
     assert "not reset: silver.orders is unchanged" in result.output
+
+
+def test_the_prompt_names_no_quarantine_table_for_a_contract_without_one(tmp_path: Path) -> None:
+    """§11 `quarantine.enabled: false`: no quarantine sink is written, so none is emptied."""
+    (tmp_path / "lakelogic.yaml").write_text("{}\n")
+    path = tmp_path / "orders.yaml"
+    text = CONTRACT.replace("TARGET", str(tmp_path / "out"))
+    path.write_text(text)
+    asked = CliRunner().invoke(app, ["reset", str(path)], input="n\n").output
+    assert "_quarantine" in asked
+    path.write_text(text + "quarantine: {enabled: false}\n")
+    asked = CliRunner().invoke(app, ["reset", str(path)], input="n\n").output
+    assert str(tmp_path / "out") in asked and "_quarantine" not in asked

@@ -218,3 +218,41 @@ def test_a_backfill_dry_run_shows_its_first_window(project: Path) -> None:
     reset_only = runner.invoke(driver_app, [*args, "--reset-entities", "orders"])
     assert reset_only.exit_code == 0 and "would reset" in reset_only.output
     assert "what would run" not in reset_only.output  # a reset without reload runs nothing
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--window-start-date", "2024-01-01", "--window-end-date", "2024-01-03"], "need --window range"),
+        (["--window", "yesterday", "--window-start-date", "2024-01-01"], "need --window range"),
+        (["--reprocess-date", "2024-01-01", "--window", "range"], "chooses the window itself"),
+        (
+            ["--reprocess-date", "2024-01-01", "--reprocess-start-date", "2024-01-01"],
+            "not both",
+        ),
+        (
+            [
+                "--reprocess-date",
+                "2024-01-01",
+                "--backfill-start-date",
+                "2024-01-01",
+                "--backfill-end-date",
+                "2024-01-02",
+            ],
+            "runs its own windows",
+        ),
+    ],
+)
+def test_window_flags_no_mode_reads_are_configuration_errors(
+    project: Path, flags: list[str], said: str
+) -> None:
+    """DRIVER §5/§8: a date no window mode reads was silently dropped (the run read a full window)."""
+    contract(project, "c/silver/x.yaml", "silver_x", "silver", "")
+    write(project / "c" / "_registry.yaml", """\
+    version: 1
+    entries:
+      - {entity: x, contract_path: silver/x.yaml}
+    """)  # fmt: skip
+    result = runner.invoke(driver_app, ["--registry", str(project / "c"), "--dry-run", *flags])
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split())

@@ -184,6 +184,10 @@ def main(
             if start is None or end is None:
                 raise LakeLogicError("--backfill-start-date and --backfill-end-date go together")
             backfill_range = (start, end, backfill_granularity)
+            if spec.mode != "last_success":
+                raise LakeLogicError(
+                    "--backfill-* runs its own windows: leave out --window and --reprocess-*"
+                )
         plan = plan_windows(backfill_range, pipeline_run_id, str(uuid.uuid4()))
         overrides = parse_sets(set_)
         pipeline = load_pipeline(

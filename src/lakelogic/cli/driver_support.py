@@ -54,12 +54,25 @@ def window_spec(
     rstart: str | None,
     rend: str | None,
 ) -> WindowSpec:
+    # DRIVER §5: every flag is checked before anything runs; a date no mode reads is an error, not ignored
     if reprocess or rstart or rend:
+        if window != "last_success" or start or end:
+            raise LakeLogicError(
+                "--reprocess-* chooses the window itself: leave out --window and --window-*-date"
+            )
+        if reprocess and (rstart or rend):
+            raise LakeLogicError(
+                "give --reprocess-date or --reprocess-start-date/--reprocess-end-date, not both"
+            )
         day = parse_date(reprocess, "--reprocess-date")
         return WindowSpec(
             "reprocess",
             day or parse_date(rstart, "--reprocess-start-date"),
             day or parse_date(rend, "--reprocess-end-date"),
+        )
+    if (start or end) and window != "range":
+        raise LakeLogicError(
+            f"--window-start-date/--window-end-date need --window range (got --window {window})"
         )
     return WindowSpec(window, parse_date(start, "--window-start-date"), parse_date(end, "--window-end-date"))
 

@@ -92,6 +92,8 @@ def run(
             _record(crashed, processor.contract, err, no_write=False)
             if as_json:
                 typer.echo(json.dumps(crashed.to_json_dict(), indent=2, default=str))
+        else:  # `--json` always prints JSON on stdout
+            _json_error(as_json, "internal", clean_error_message(exc))
         raise typer.Exit(1) from None
     report = result.report
     _record(report, processor.contract, err, no_write=processor.contract_has_materialization and no_write)

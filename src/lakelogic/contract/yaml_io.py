@@ -202,7 +202,15 @@ def load_yaml(path: str | Path, *, duplicates: list[Problem] | None = None) -> t
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ContractError(Problem(file=str(file), path="", message=f"cannot read file: {exc}")) from None
+    except UnicodeDecodeError as exc:
+        raise ContractError(Problem(file=str(file), path="", message=not_utf8(exc))) from None
     return parse_yaml_text(text, file=str(file), duplicates=duplicates)
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """Why a YAML file could not be decoded, where, and what it must be (YAML 1.2 files are UTF-8 here)."""
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    return f"the file is not UTF-8 text (byte 0x{byte} at offset {exc.start}); save it as UTF-8"
 
 
 _NULLS = ("null", "Null", "NULL", "~")

@@ -8,7 +8,7 @@ Outputs are emptied through :func:`lakelogic.tables.reset.empty_outputs`, so eve
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +30,10 @@ def _resolved(node: Node) -> Any:
     contract = node.effective.contract if node.effective is not None else None
     if contract is None or contract.materialization is None:
         return None
-    return resolve_target(contract)
+    resolved = resolve_target(contract)
+    if not contract.quarantine.enabled:  # §11: the contract writes no quarantine table to empty
+        return replace(resolved, quarantine=None)
+    return resolved
 
 
 def _forget_manifest(spark: Any, node: Node) -> str | None:

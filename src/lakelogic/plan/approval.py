@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lakelogic.contract.yaml_io import parse_yaml_text
+from lakelogic.contract.yaml_io import not_utf8, parse_yaml_text
 from lakelogic.errors import ApprovalError, ContractError
 
 DEFAULT_RATIO_THRESHOLD = 0.05
@@ -125,7 +125,10 @@ def load_approval_file(path: str | Path) -> ApprovalFile | None:
         return None
     if not file.is_file():
         raise ApprovalError(f"approval file {file} is not a file")
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApprovalError(f"approval file {file}: {not_utf8(exc)}") from None
     if not text.strip():
         return ApprovalFile(path=str(file), approved_by=_owner(file))
     try:

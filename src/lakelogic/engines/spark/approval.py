@@ -193,7 +193,8 @@ def select_staged(
     if not run_ids and pipeline_run_id is None:
         raise ApprovalError("name the batches: give run ids or a pipeline run id")
     chosen: list[StagedBatch] = []
-    for run_id in run_ids:
+    # a run id named twice is one batch: publishing it twice failed after the first publish
+    for run_id in dict.fromkeys(run_ids):
         batch = find_staged(spark, run_id)
         if batch is None:
             raise ApprovalError(
