@@ -256,3 +256,24 @@ def test_window_flags_no_mode_reads_are_configuration_errors(
     result = runner.invoke(driver_app, ["--registry", str(project / "c"), "--dry-run", *flags])
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split())
+
+
+def test_runs_and_dag_report_bad_run_logs_and_outputs_without_a_traceback(
+    project: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "not-duckdb.duckdb"
+    bad.write_text("garbage")
+    result = runner.invoke(app, ["runs", "--run-log-database", str(bad)])
+    assert result.exit_code == 2 and "cannot be opened as a DuckDB database" in " ".join(
+        result.output.split()
+    )
+    assert runner.invoke(app, ["runs", "--run-log-backend", "bogus"]).exit_code == 2
+    contract(project, "c/silver/x.yaml", "silver_x", "silver", "")
+    write(project / "c" / "_registry.yaml", """\
+    version: 1
+    entries:
+      - {entity: x, contract_path: silver/x.yaml}
+    """)  # fmt: skip
+    out = tmp_path / "new" / "dir" / "dag.txt"
+    drawn = runner.invoke(app, ["dag", "--registry", str(project / "c"), "--output", str(out)])
+    assert drawn.exit_code == 0 and out.exists()

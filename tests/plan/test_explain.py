@@ -123,4 +123,4 @@ def test_cli_plan_reports_contract_and_plan_errors(tmp_path: Path) -> None:
     assert "quality.row_rules[0].sql" in result.output and "oops" in result.output
 
     result = runner.invoke(app, ["plan", str(tmp_path / "missing.yaml")])
-    assert result.exit_code == 1 and "not found" in result.output
+    assert result.exit_code == 2 and "not found" in result.output

@@ -96,7 +96,12 @@ def register(app: typer.Typer) -> None:
             "json": lambda: dag_render.to_json(pipeline.dag, statuses, among),
         }.get(fmt, lambda: _template(fmt, pipeline, among, registry_args, env, per, name))()
         if output:
-            output.write_text(text, encoding="utf-8")
+            try:
+                output.parent.mkdir(parents=True, exist_ok=True)
+                output.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                Console(stderr=True).print(f"[red]error[/red]: cannot write {output}: {exc}", highlight=False)
+                raise typer.Exit(2) from None
             Console().print(f"wrote {output}")
         else:
             typer.echo(text, nl=False)

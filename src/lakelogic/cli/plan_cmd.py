@@ -35,9 +35,9 @@ def plan(
     from lakelogic.plan.explain import plan_to_dict, render_plan
 
     err = Console(stderr=True)
-    if not contract.is_file():
+    if not contract.is_file():  # configuration errors exit 2 (docs/cli.md), as in run and validate
         err.print(f"[red]error:[/red] contract file not found: {contract}")
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     try:
         overrides = dict(parse_set_option(option) for option in set_ or [])
         compiled = compile_contract(load_run_contract(contract, overrides or None), engine=engine)

@@ -98,20 +98,25 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List contract runs from the run log, newest first."""
         from lakelogic.cli.driver_support import load_backend
+        from lakelogic.errors import LakeLogicError
 
-        load_backend(backend)
-        store = open_store(database, table=table, backend=backend)
-        if contract_file is not None:
-            contract, store = _contract_store(contract_file, env, store, contract)
         # one pipeline run's rows are listed whole: a silent cut at 20 would hide contracts of a larger mesh
         limit = last if last is not None else (None if pipeline_run_id else DEFAULT_LAST)
-        rows = store.query(
-            contract=contract,
-            layer=layer,
-            status=status,
-            pipeline_run_id=pipeline_run_id,
-            last=None if limit is None else limit + 1,
-        )
+        try:
+            load_backend(backend)
+            store = open_store(database, table=table, backend=backend)
+            if contract_file is not None:
+                contract, store = _contract_store(contract_file, env, store, contract)
+            rows = store.query(
+                contract=contract,
+                layer=layer,
+                status=status,
+                pipeline_run_id=pipeline_run_id,
+                last=None if limit is None else limit + 1,
+            )
+        except LakeLogicError as exc:  # a bad backend, table name or run-log file: configuration
+            Console(stderr=True).print(f"[red]error[/red]: {exc}", highlight=False)
+            raise typer.Exit(2) from None
         cut = limit is not None and len(rows) > limit
         rows = rows[:limit] if limit is not None else rows
         # Piped output has no terminal width; do not squeeze the table into 80 columns.

@@ -37,9 +37,9 @@ def ddl(
     from lakelogic.tables.target import resolve_target
 
     err = Console(stderr=True)
-    if not contract.is_file():
+    if not contract.is_file():  # configuration errors exit 2 (docs/cli.md), as in run and validate
         err.print(f"[red]error:[/red] contract file not found: {contract}")
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     try:
         loaded = load_run_contract(contract, env=env)  # inside a hierarchy: the effective contract
         tables = contract_ddl(
@@ -49,10 +49,10 @@ def ddl(
         err.print(f"[red]invalid contract[/red] {contract}:", highlight=False)
         for problem in exc.problems:
             err.print(f"  {problem.render()}", highlight=False, markup=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     except LakeLogicError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False, markup=False)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     if not apply:
         typer.echo("\n\n".join(t.statement for t in tables))
         return
@@ -66,5 +66,11 @@ def ddl(
                 done = apply_ddl(spark, table)
         except LakeLogicError as exc:
             err.print(f"[red]error:[/red] {escape(f'{table.target.name}: {exc}')}", highlight=False)
+            raise typer.Exit(1) from None
+        except Exception as exc:  # noqa: BLE001 - a catalog's error: one clean line, not a JVM stack
+            from lakelogic.engines.spark.errors_text import clean_error_message
+
+            message = clean_error_message(exc)
+            err.print(f"[red]error:[/red] {escape(f'{table.target.name}: {message}')}", highlight=False)
             raise typer.Exit(1) from None
         typer.echo(f"{done:<9} {table.target.format} {table.target.name}")

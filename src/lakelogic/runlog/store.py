@@ -122,7 +122,14 @@ class DuckDBRunLogStore:
     def _connect(self) -> Iterator[Any]:
         duckdb = _import_duckdb()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.path))
+        try:
+            con = duckdb.connect(str(self.path))
+        except duckdb.Error as exc:
+            if _is_lock_conflict(exc):  # another process writes: retried by the caller
+                raise
+            raise RunLogError(
+                f"the run log {self.path} cannot be opened as a DuckDB database: {exc}"
+            ) from None
         try:
             yield con
         finally:
