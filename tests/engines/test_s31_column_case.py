@@ -21,3 +21,13 @@ def test_a_source_column_in_another_case_is_the_model_field(spark: Any) -> None:
     assert result.good.columns == ["id", "amount"]
     assert rows_of(result.good, "id", "amount") == [(1, 2.5)]
     assert result.report.counts.quarantined == 1
+
+
+def test_array_text_with_something_after_the_array_is_a_cast_failure(spark: Any) -> None:
+    """§5.3: `[1,2] x` is no JSON array (it was read as [1, 2], the rest dropped)."""
+    doc = contract([{"name": "id", "type": "integer"}, {"name": "r", "type": "array<integer>"}])
+    rows = [{"id": 1, "r": "[1,2]"}, {"id": 2, "r": "[1,2] x"}, {"id": 3, "r": " [3] "}]
+    result = run(spark, doc, rows)
+    assert rows_of(result.good, "id") == [(1,), (3,)]
+    [bad] = result.bad.collect()
+    assert bad["id"] == 2 and bad["_lakelogic_errors"][0].startswith("Rule failed: r_type (cannot cast")

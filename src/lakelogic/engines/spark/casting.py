@@ -518,8 +518,10 @@ def _to_array(x: str, source: DataType, target: LogicalType, formats: CastFormat
     if isinstance(source, ArrayType):
         array_sql, element_type = x, source.elementType
     elif isinstance(source, StringType):
-        # JSON-array text: parse elements as text (numbers keep their literal text), then cast each.
-        array_sql, element_type = f"from_json({trim_sql(x)}, 'array<string>')", StringType()
+        # JSON-array text: parse elements as text (numbers keep their literal text), then cast each;
+        # only text holding exactly one JSON value (`[1,2] x` was read as [1, 2])
+        one_value = json_value_sql(trim_sql(x))
+        array_sql, element_type = f"from_json({one_value}, 'array<string>')", StringType()
     else:
         return f"CAST(NULL AS {target.spark_sql()})"
     inner = strict_cast_sql(var, element_type, element, formats, depth=depth + 1)
