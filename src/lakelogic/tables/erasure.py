@@ -132,7 +132,7 @@ def _datafusion_errors_value(strategy: str, columns: tuple[str, ...]) -> str:
     shown = _erased_quote(strategy)
     for column in columns:
         prefix = re.escape(_cast_message_prefix(column))
-        pattern = f"({prefix})[^\x00]*( to [^\x00 ]+)"
+        pattern = rf"({prefix})[^\x00]*( to [^\x00 ]+)"  # the regex's own \x00 escape: no NUL in the SQL
         text = f"regexp_replace({text}, {_df_string(pattern)}, {_df_string('${1}' + shown + '${2}')}, 'g')"
     return f"CASE WHEN cardinality({col}) > 0 THEN string_to_array({text}, chr(0)) ELSE {col} END"
 

@@ -163,10 +163,6 @@ NO_WATERMARK_COLUMN = "target_has_no_watermark_column"
 class _NoWatermarkColumn(Exception):
     """The target exists but has no watermark column. Private: it never leaves this module."""
 
-    def __init__(self, field: str) -> None:
-        super().__init__(field)
-        self.field = field
-
 
 def _absorbs_rereads(contract: Any) -> bool:
     """Whether the target absorbs rows read again (merge, SCD2): there the bound stays inclusive, so a row
