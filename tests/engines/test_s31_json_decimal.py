@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.engines.helpers import contract
+
 pytestmark = pytest.mark.spark
 
 
@@ -20,13 +22,8 @@ def test_a_decimal_overflowing_its_read_type_is_quarantined_not_lost(
     source = tmp_path / "in.jsonl"
     source.write_text('{"id":1,"v":1.25}\n{"id":2,"v":1000.0}\n{"id":3,"v":1.5}\n')
     fields = [{"name": "id", "type": "integer"}, {"name": "v", "type": "decimal(5,2)"}]
-    doc = {
-        "version": "1.0.0",
-        "info": {"title": "Decimals"},
-        "model": {"fields": fields},
-        "source": {"type": "landing", "path": str(source), "format": "json"},
-        "materialization": {"strategy": "append", "format": "delta"},
-    }
+    landing = {"type": "landing", "path": str(source), "format": "json"}
+    doc = contract(fields, source=landing, materialization={"strategy": "append", "format": "delta"})
     processor = DataProcessor(doc, spark=spark)
     result = processor.run(materialize=materialize, target=str(tmp_path / "t") if materialize else None)
     report = result.report

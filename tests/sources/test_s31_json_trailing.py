@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lakelogic.sources.json_trailing import has_trailing_text, trailing_records
+from tests.engines.helpers import contract
 
 LINES = [
     '{"id": 1, "name": "a"}',
@@ -49,12 +50,7 @@ def test_such_records_are_quarantined_with_their_text_and_the_rest_is_read(
     (landing / "a.jsonl").write_text("\n".join(LINES) + "\n")
     (landing / "b.jsonl").write_text('{"id": 11, "name": "k"}\n')
     fields = [{"name": "id", "type": "integer"}, {"name": "name", "type": "string"}]
-    doc = {
-        "version": "1.0.0",
-        "info": {"title": "Lines"},
-        "model": {"fields": fields},
-        "source": {"type": "landing", "path": str(landing), "format": "json"},
-    }
+    doc = contract(fields, source={"type": "landing", "path": str(landing), "format": "json"})
     result = DataProcessor(doc, spark=spark).run()
     report = result.report
     assert report.error is None, report.error

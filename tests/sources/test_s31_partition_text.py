@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.engines.helpers import contract
+
 pytestmark = pytest.mark.spark
 
 
@@ -22,12 +24,7 @@ def test_a_text_partition_column_keeps_its_leading_zeros(spark: Any, tmp_path: P
         (landing / f"region={region}").mkdir(parents=True)
         pq.write_table(pa.table({"id": [ident]}), landing / f"region={region}" / "part.parquet")
     fields = [{"name": "id", "type": "integer"}, {"name": "region", "type": "string"}]
-    doc = {
-        "version": "1.0.0",
-        "info": {"title": "Regions"},
-        "model": {"fields": fields},
-        "source": {"type": "landing", "path": str(landing), "format": "parquet"},
-    }
+    doc = contract(fields, source={"type": "landing", "path": str(landing), "format": "parquet"})
     good = DataProcessor(doc, spark=spark).run().good
     assert sorted((r["id"], r["region"]) for r in good.collect()) == [(1, "001"), (2, "010")]
     # a numeric partition column keeps Spark's inferred type

@@ -160,6 +160,33 @@ def _record_drift(
     ]
 
 
+def _refuse_widenings(
+    adapter: TableAdapter, plan: EvolutionPlan, current: StructType | None, batch: StructType
+) -> None:
+    """A widening §7.1 allows but the table cannot make fails before anything is written, with the drift:
+    path tables keep old files' physical types; Iceberg does not promote every pair (``widens``)."""
+    widens: Callable[[DataType, DataType], bool] = getattr(adapter, "widens", lambda narrow, wide: True)
+    whole = bool(getattr(adapter, "supports_widening", False))
+    for name, narrow, wide in plan.widened:
+        if whole and widens(narrow, wide):
+            continue
+        change = f"{narrow.simpleString()} -> {wide.simpleString()}"
+        error = (
+            SchemaEvolutionError(
+                f"column {name!r}: widening {change} is not supported for {adapter.target.format} path "
+                "tables (existing files keep the old type)",
+                hint="use an Iceberg table, cast the column in the contract, or use evolution: overwrite",
+            )
+            if not whole
+            else SchemaEvolutionError(
+                f"column {name!r}: {adapter.target.format} cannot widen {change} in place",
+                hint="cast the column in the contract to the stored type, or use evolution: overwrite",
+            )
+        )
+        error.drift = schema_drift(current, batch) if current is not None else None
+        raise error
+
+
 def _evolve(
     adapter: TableAdapter, frame: DataFrame, spec: WriteSpec, outcome: WriteOutcome
 ) -> tuple[DataFrame, EvolutionPlan]:
@@ -173,25 +200,7 @@ def _evolve(
     plan = plan_evolution(current, batch_schema, policy=spec.evolution, strategy=spec.strategy)
     outcome.warnings.extend(plan.warnings)
     _record_drift(outcome, current, batch_schema, plan)
-    if plan.widened and not getattr(adapter, "supports_widening", False):
-        name, narrow, wide = plan.widened[0]
-        error = SchemaEvolutionError(
-            f"column {name!r}: widening {narrow.simpleString()} -> {wide.simpleString()} is not supported "
-            f"for {adapter.target.format} path tables (existing files keep the old type)",
-            hint="use an Iceberg table, cast the column in the contract, or use evolution: overwrite",
-        )
-        error.drift = schema_drift(current, batch_schema) if current is not None else None
-        raise error
-    widens: Callable[[DataType, DataType], bool] = getattr(adapter, "widens", lambda narrow, wide: True)
-    for name, narrow, wide in plan.widened:
-        if not widens(narrow, wide):  # a widening §7.1 allows but the table format does not promote
-            error = SchemaEvolutionError(
-                f"column {name!r}: {adapter.target.format} cannot widen {narrow.simpleString()} -> "
-                f"{wide.simpleString()} in place",
-                hint="cast the column in the contract to the stored type, or use evolution: overwrite",
-            )
-            error.drift = schema_drift(current, batch_schema) if current is not None else None
-            raise error
+    _refuse_widenings(adapter, plan, current, batch_schema)
     schema = evolved_schema(current, batch_schema, plan)
     if current is not None and plan.changes_table and not plan.replace_schema:
         adapter.evolve(plan, schema)
